@@ -1,0 +1,113 @@
+// `llmesh inspect`: what a model file is and what it will cost to serve.
+#include <cstdio>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/llmesh/commands.h"
+#include "kv/kv_pool.h"
+#include "model/model_files.h"
+
+namespace llmesh::app {
+
+namespace {
+
+struct InspectOptions {
+  std::string model_path;
+  bool json = false;
+};
+
+// Parameters of one expert's SwiGLU MLP in one layer.
+int64_t expert_params(const ModelConfig& c) { return 3 * c.hidden_size * c.moe_intermediate_size; }
+
+std::string human_bytes(double b) {
+  if (b >= (1ull << 30)) return fmt::format("{:.2f} GiB", b / double(1ull << 30));
+  if (b >= (1ull << 20)) return fmt::format("{:.1f} MiB", b / double(1ull << 20));
+  return fmt::format("{:.1f} KiB", b / 1024.0);
+}
+
+std::string human_count(double n) {
+  if (n >= 1e9) return fmt::format("{:.2f}B", n / 1e9);
+  if (n >= 1e6) return fmt::format("{:.1f}M", n / 1e6);
+  return fmt::format("{:.1f}K", n / 1e3);
+}
+
+void inspect(const InspectOptions& o) {
+  ModelFiles files = open_model(o.model_path);
+  const ModelConfig& c = files.config;
+  int64_t total_params = 0, weight_bytes = 0;
+  std::map<std::string, std::pair<int64_t, int64_t>> by_dtype;  // dtype -> (tensors, bytes)
+  for (const Tensor& t : files.weights.file_tensors()) {
+    total_params += t.num_elements();
+    weight_bytes += int64_t(t.num_bytes());
+    auto& entry = by_dtype[std::string(dtype_name(t.dtype))];
+    entry.first += 1;
+    entry.second += int64_t(t.num_bytes());
+  }
+  int64_t active_params = total_params;
+  if (c.is_moe()) active_params -= (c.num_experts - c.num_experts_per_token) * expert_params(c) * c.num_layers;
+  KvCacheShape kv{c.num_layers, c.num_kv_heads, c.head_dim, 16, 0};
+
+  nlohmann::json dtypes = nlohmann::json::object();
+  for (const auto& [name, entry] : by_dtype) dtypes[name] = {{"tensors", entry.first}, {"bytes", entry.second}};
+  nlohmann::json out = {
+      {"path", files.path},
+      {"format", files.format},
+      {"name", files.name},
+      {"architecture", c.arch},
+      {"parameters", total_params},
+      {"active_parameters", active_params},
+      {"weight_bytes", weight_bytes},
+      {"tensor_dtypes", dtypes},
+      {"vocab_size", c.vocab_size},
+      {"hidden_size", c.hidden_size},
+      {"num_layers", c.num_layers},
+      {"num_heads", c.num_heads},
+      {"num_kv_heads", c.num_kv_heads},
+      {"head_dim", c.head_dim},
+      {"intermediate_size", c.intermediate_size},
+      {"context_length", c.max_position},
+      {"kv_bytes_per_token", kv.bytes_per_token()},
+      {"rope_theta", c.rope_theta},
+      {"rope_scaling", c.rope_scaling.type},
+      {"tie_word_embeddings", c.tie_word_embeddings},
+      {"has_chat_template", !files.chat_template.empty()},
+  };
+  if (c.is_moe()) {
+    out["num_experts"] = c.num_experts;
+    out["num_experts_per_token"] = c.num_experts_per_token;
+    out["moe_intermediate_size"] = c.moe_intermediate_size;
+  }
+  if (o.json) {
+    std::printf("%s\n", out.dump(2).c_str());
+    return;
+  }
+  fmt::print("model         {} ({}, {})\n", files.name, files.format, files.path);
+  fmt::print("architecture  {}{}\n", c.arch,
+             c.is_moe() ? fmt::format(" — {} experts, {} active per token", c.num_experts, c.num_experts_per_token) : "");
+  fmt::print("parameters    {} total, {} active per token\n", human_count(double(total_params)),
+             human_count(double(active_params)));
+  fmt::print("weights       {}\n", human_bytes(double(weight_bytes)));
+  for (const auto& [name, entry] : by_dtype)
+    fmt::print("  {:<6} {:>5} tensors  {}\n", name, entry.first, human_bytes(double(entry.second)));
+  fmt::print("shape         hidden {}, {} layers, {} heads ({} KV heads) x {}, FFN {}, vocab {}\n", c.hidden_size,
+             c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim, c.is_moe() ? c.moe_intermediate_size : c.intermediate_size,
+             c.vocab_size);
+  fmt::print("context       {} tokens (RoPE theta {}{})\n", c.max_position, c.rope_theta,
+             c.rope_scaling.type.empty() ? "" : ", " + c.rope_scaling.type + " scaling");
+  fmt::print("KV cache      {} per token (f32), {} at full context\n", human_bytes(double(kv.bytes_per_token())),
+             human_bytes(double(kv.bytes_per_token()) * double(c.max_position)));
+  fmt::print("chat template {}\n", files.chat_template.empty() ? "none" : "yes");
+}
+
+}  // namespace
+
+void add_inspect_command(CLI::App& app) {
+  auto o = std::make_shared<InspectOptions>();
+  CLI::App* cmd = app.add_subcommand("inspect", "Show a model's architecture, parameters, dtypes and memory needs.");
+  cmd->add_option("-m,--model", o->model_path, "GGUF file or Hugging Face model directory")->required();
+  cmd->add_flag("--json", o->json, "Print one JSON object");
+  cmd->callback([o] { inspect(*o); });
+}
+
+}  // namespace llmesh::app

@@ -1,0 +1,40 @@
+#include "engine/loaded_model.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "core/log.h"
+
+namespace llmesh {
+
+std::unique_ptr<LoadedModel> LoadedModel::load(const std::string& path, ThreadPool& pool) {
+  auto loaded = std::make_unique<LoadedModel>();
+  loaded->files = open_model(path);
+  loaded->tokenizer = std::make_unique<Tokenizer>(loaded->files.vocab);
+  if (!loaded->files.chat_template.empty()) {
+    loaded->chat_template = std::make_unique<ChatTemplate>(loaded->files.chat_template,
+                                                           loaded->files.bos_token, loaded->files.eos_token);
+  }
+  loaded->model = create_model(loaded->files, pool);
+  loaded->eos_token_ids = loaded->files.generation.eos_token_ids;
+  if (int32_t eos = loaded->tokenizer->eos_token_id(); eos >= 0 &&
+      std::find(loaded->eos_token_ids.begin(), loaded->eos_token_ids.end(), eos) == loaded->eos_token_ids.end()) {
+    loaded->eos_token_ids.push_back(eos);
+  }
+  return loaded;
+}
+
+std::string LoadedModel::render_chat(const nlohmann::json& messages, const nlohmann::json& tools,
+                                     const ChatTemplateOptions& options) const {
+  check(chat_template != nullptr, "{}: the model has no chat template", files.path);
+  return chat_template->render(messages, tools, options);
+}
+
+std::vector<int32_t> LoadedModel::encode_prompt(const std::string& text) const {
+  std::vector<int32_t> ids = tokenizer->encode(text, /*parse_special=*/true);
+  const int32_t bos = tokenizer->bos_token_id();
+  if (tokenizer->add_bos_token() && bos >= 0 && (ids.empty() || ids.front() != bos)) ids.insert(ids.begin(), bos);
+  return ids;
+}
+
+}  // namespace llmesh

@@ -1,0 +1,36 @@
+// Everything loaded for one model: its files (config, mapped weights,
+// tokenizer data, template), the tokenizer and chat template built from them,
+// and the forward pass. Owned by the command or server that loaded it.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/thread_pool.h"
+#include "model/model.h"
+#include "model/model_files.h"
+#include "text/chat_template.h"
+#include "text/tokenizer.h"
+
+namespace llmesh {
+
+struct LoadedModel {
+  ModelFiles files;
+  std::unique_ptr<Tokenizer> tokenizer;
+  std::unique_ptr<ChatTemplate> chat_template;  // null when the model has none
+  std::unique_ptr<Model> model;
+  std::vector<int32_t> eos_token_ids;            // generation stops at any of these
+
+  // Throws Error naming the path and the problem.
+  static std::unique_ptr<LoadedModel> load(const std::string& path, ThreadPool& pool);
+
+  const ModelConfig& config() const { return files.config; }
+  // The model's chat template applied to OpenAI-style messages; Error when there is none.
+  std::string render_chat(const nlohmann::json& messages, const nlohmann::json& tools,
+                          const ChatTemplateOptions& options) const;
+  // Prompt text -> ids, adding BOS when the tokenizer asks for it and the text does not start with it.
+  std::vector<int32_t> encode_prompt(const std::string& text) const;
+};
+
+}  // namespace llmesh

@@ -1,0 +1,40 @@
+// Grouped-query self-attention over the paged KV cache, with the options the
+// supported families differ in: q/k/v biases (Qwen2), per-head q/k RMSNorm
+// (Qwen3), the RoPE pairing style and frequencies.
+#pragma once
+
+#include <vector>
+
+#include "kernels/ops.h"
+#include "model/blocks/linear.h"
+#include "model/model_config.h"
+
+namespace llmesh {
+
+class WeightStore;
+
+// Per-step data every layer's attention reads.
+struct AttentionStep {
+  kernels::AttentionBatch batch;
+  const int64_t* slot_mapping = nullptr;  // [num_tokens]
+};
+
+class Attention {
+ public:
+  Attention(const ModelConfig& config, const WeightStore& weights, int64_t layer,
+            const std::vector<float>& inv_freq);
+
+  // h: [num_tokens, hidden] (already normed); out: [num_tokens, hidden], the
+  // attention output after o_proj. Writes this step's K/V into `kv`.
+  void forward(const float* h, float* out, const AttentionStep& step, const kernels::KvLayerView& kv,
+               ThreadPool& pool);
+
+ private:
+  const ModelConfig& config_;
+  const std::vector<float>& inv_freq_;
+  Linear q_proj_, k_proj_, v_proj_, o_proj_;
+  std::vector<float> q_norm_, k_norm_;  // [head_dim] or empty
+  std::vector<float> q_, k_, v_, attn_;  // scratch
+};
+
+}  // namespace llmesh

@@ -1,0 +1,49 @@
+// A decoder-only transformer assembled from shared blocks:
+//   x = embed(tokens)
+//   per layer: x += attention(rmsnorm(x)); x += ffn(rmsnorm(x))
+//   logits = lm_head(rmsnorm(x)) for the requested tokens only
+// Architectures differ in which blocks and options they plug in (model/arch/).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "model/blocks/attention.h"
+#include "model/blocks/feed_forward.h"
+#include "model/model.h"
+
+namespace llmesh {
+
+class WeightStore;
+
+struct DecoderLayer {
+  std::vector<float> attn_norm;  // [hidden]
+  std::unique_ptr<Attention> attention;
+  std::vector<float> ffn_norm;   // [hidden]
+  std::unique_ptr<FeedForward> ffn;
+};
+
+class DecoderModel : public Model {
+ public:
+  // Loads embeddings, final norm and output head; the architecture adds layers.
+  DecoderModel(const ModelConfig& config, const WeightStore& weights, ThreadPool& pool);
+
+  const ModelConfig& config() const override { return config_; }
+  void forward(const StepInput& input, KvPool& kv, float* logits) override;
+
+  // Layer i's attention, with the standard weights and options from the config.
+  DecoderLayer make_layer(const WeightStore& weights, int64_t layer, std::unique_ptr<FeedForward> ffn) const;
+  void add_layer(DecoderLayer layer) { layers_.push_back(std::move(layer)); }
+
+ private:
+  ModelConfig config_;
+  ThreadPool& pool_;
+  Tensor token_embd_;              // {vocab, hidden}
+  std::vector<float> output_norm_;  // [hidden]
+  Linear lm_head_;                  // {vocab, hidden}; token_embd when tied
+  std::vector<float> inv_freq_;     // [head_dim / 2]
+  std::vector<DecoderLayer> layers_;
+  std::vector<float> x_, h_, y_, last_;  // scratch: residual stream, normed input, block output, logit rows
+};
+
+}  // namespace llmesh
