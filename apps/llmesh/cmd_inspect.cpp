@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <map>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "apps/llmesh/commands.h"

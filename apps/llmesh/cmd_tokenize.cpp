@@ -1,6 +1,7 @@
 // `llmesh tokenize`: the model's tokenizer on a piece of text.
 #include <cstdio>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "apps/llmesh/commands.h"

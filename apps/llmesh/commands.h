@@ -10,6 +10,7 @@ namespace llmesh::app {
 void add_run_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
+void add_serve_command(CLI::App& app);
 void add_sim_command(CLI::App& app);
 
 }  // namespace llmesh::app

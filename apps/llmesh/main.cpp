@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   llmesh::app::add_run_command(app);
   llmesh::app::add_inspect_command(app);
   llmesh::app::add_tokenize_command(app);
+  llmesh::app::add_serve_command(app);
   llmesh::app::add_sim_command(app);
   try {
     app.parse(argc, argv);

@@ -17,7 +17,7 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 SequenceRunner::SequenceRunner(LoadedModel& model, int64_t context_tokens, int64_t block_size)
     : model_(model),
       context_tokens_(context_tokens),
-      allocator_((context_tokens + block_size - 1) / block_size),
+      blocks_((context_tokens + block_size - 1) / block_size, block_size),
       table_(block_size) {
   const ModelConfig& config = model.config();
   KvCacheShape shape;
@@ -25,13 +25,13 @@ SequenceRunner::SequenceRunner(LoadedModel& model, int64_t context_tokens, int64
   shape.num_kv_heads = config.num_kv_heads;
   shape.head_dim = config.head_dim;
   shape.block_size = block_size;
-  shape.num_blocks = allocator_.num_blocks();
+  shape.num_blocks = blocks_.num_blocks();
   kv_ = std::make_unique<KvPool>(shape);
   logits_.resize(size_t(config.vocab_size));
 }
 
 void SequenceRunner::forward(int64_t begin, int64_t end, bool want_logits) {
-  check(table_.reserve(allocator_, end), "KV cache full at {} tokens", end);
+  check(table_.reserve(blocks_, end), "KV cache full at {} tokens", end);
   step_.clear();
   for (int64_t p = begin; p < end; ++p) {
     step_.token_ids.push_back(tokens_[size_t(p)]);

@@ -13,7 +13,7 @@
 #include "engine/finish_reason.h"
 #include "engine/loaded_model.h"
 #include "engine/sampling_params.h"
-#include "kv/block_allocator.h"
+#include "kv/block_pool.h"
 #include "kv/kv_pool.h"
 
 namespace llmesh {
@@ -55,7 +55,7 @@ class SequenceRunner {
   LoadedModel& model_;
   int64_t context_tokens_;
   std::unique_ptr<KvPool> kv_;
-  BlockAllocator allocator_;
+  BlockPool blocks_;
   BlockTable table_;
   std::vector<int32_t> tokens_;       // tokens whose K/V are (or are being) computed
   int64_t num_computed_tokens_ = 0;

@@ -26,7 +26,11 @@ struct BpeVocab {
   // or, for tokenizer.json, the regex patterns read from the file.
   std::string pre_tokenizer;
   std::vector<std::string> pre_tokenizer_regexes;
-  bool ignore_merges = false;  // a word that is itself a token is not split (Llama 3)
+  // Unicode NFC applied to text before pre-tokenization (HF "normalizer": NFC, as in
+  // Qwen2/Qwen3's tokenizer.json). The Tokenizer also turns it on by itself for
+  // pre_tokenizer "qwen2" without regexes (a GGUF vocabulary, which stores no normalizer).
+  bool normalize_nfc = false;
+  bool ignore_merges = false;  // a word that is itself a token is not split (Llama 3; implied by "llama3" without regexes)
   int32_t bos_token_id = -1;
   int32_t eos_token_id = -1;
   bool add_bos_token = false;

@@ -1,4 +1,5 @@
 // Qwen3-MoE: Qwen3's attention (q/k norm) with a mixture-of-experts FFN in every layer.
+#include "core/error.h"
 #include "model/arch/architectures.h"
 #include "model/decoder.h"
 #include "model/model_files.h"

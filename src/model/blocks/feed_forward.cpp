@@ -4,6 +4,8 @@
 #include <cstring>
 #include <numeric>
 
+#include <fmt/format.h>
+
 #include "kernels/ops.h"
 #include "model/weight_store.h"
 
@@ -43,9 +45,9 @@ void MoeFfn::forward(const float* h, float* out, int64_t num_tokens, ThreadPool&
   router_.apply(h, router_logits_.data(), num_tokens, pool);
 
   // For each expert, the tokens routed to it and their weights.
-  std::vector<std::vector<int64_t>> tokens_of(size_t(num_experts));
-  std::vector<std::vector<float>> weights_of(size_t(num_experts));
-  std::vector<int64_t> order(size_t(num_experts));
+  std::vector<std::vector<int64_t>> tokens_of(static_cast<size_t>(num_experts));
+  std::vector<std::vector<float>> weights_of(static_cast<size_t>(num_experts));
+  std::vector<int64_t> order(static_cast<size_t>(num_experts));
   for (int64_t t = 0; t < num_tokens; ++t) {
     float* probs = router_logits_.data() + t * num_experts;
     kernels::softmax_inplace(probs, num_experts);

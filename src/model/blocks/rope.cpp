@@ -30,7 +30,7 @@ std::vector<float> rope_inv_freq(const ModelConfig& config, const WeightStore& w
   const int64_t half = config.head_dim / 2;
   std::vector<float> factors;
   if (weights.has("rope_freqs.weight")) factors = load_f32_vector(weights, "rope_freqs.weight", half);
-  std::vector<float> inv_freq(size_t(half));
+  std::vector<float> inv_freq(static_cast<size_t>(half));
   for (int64_t i = 0; i < half; ++i) {
     double freq = std::pow(double(config.rope_theta), -2.0 * double(i) / double(config.head_dim));
     if (config.rope_scaling.type == "llama3") {

@@ -1,0 +1,139 @@
+// `llmesh serve`: the OpenAI-compatible server. Listens first (so /health can
+// answer 503 while the model loads), then loads the model, starts the engine
+// and opens the model endpoints.
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include "api/server.h"
+#include "apps/llmesh/commands.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "core/thread_pool.h"
+#include "engine/engine.h"
+#include "engine/loaded_model.h"
+#include "kv/kv_pool.h"
+
+namespace llmesh::app {
+
+namespace {
+
+struct ServeOptions {
+  std::string model_path;
+  api::ServerOptions server;
+  EngineOptions engine;
+  double kv_cache_mem_gib = 0.0;
+  double max_body_mib = 16.0;
+  int threads = 0;
+  bool no_prefix_cache = false;
+};
+
+std::string default_model_name(const std::string& path) {
+  std::filesystem::path p(path);
+  while (!p.empty() && p.filename().empty()) p = p.parent_path();  // "dir/" -> "dir"
+  std::string name = p.filename().string();
+  if (name.size() > 5 && name.ends_with(".gguf")) name.resize(name.size() - 5);
+  return name.empty() ? "model" : name;
+}
+
+double gib(double bytes) { return bytes / double(1ull << 30); }
+
+// The server runs until SIGINT/SIGTERM.
+api::ApiServer* g_server = nullptr;
+void on_signal(int) {
+  if (g_server) g_server->stop();
+}
+
+void run_serve(ServeOptions o) {
+  std::signal(SIGPIPE, SIG_IGN);  // a client that hangs up must not kill the server
+  if (o.server.served_model_name.empty()) o.server.served_model_name = default_model_name(o.model_path);
+  o.server.max_body_bytes = size_t(o.max_body_mib * double(1 << 20));
+  o.engine.enable_prefix_cache = !o.no_prefix_cache;
+
+  api::ApiServer server(o.server);
+  const int port = server.bind();
+  g_server = &server;
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  std::thread http([&] { server.listen(); });
+
+  std::unique_ptr<ThreadPool> pool;
+  std::unique_ptr<LoadedModel> model;
+  std::unique_ptr<Engine> engine;
+  try {
+    pool = std::make_unique<ThreadPool>(o.threads);
+    model = LoadedModel::load(o.model_path, *pool);
+    const ModelConfig& config = model->config();
+    KvCacheShape shape{config.num_layers, config.num_kv_heads, config.head_dim, o.engine.block_size, 0};
+    if (o.engine.kv_cache_tokens <= 0 && o.kv_cache_mem_gib > 0) {
+      o.engine.kv_cache_tokens = int64_t(o.kv_cache_mem_gib * double(1ull << 30)) / shape.bytes_per_token();
+      check(o.engine.kv_cache_tokens >= o.engine.block_size, "--kv-cache-mem-gib {} holds less than one block",
+            o.kv_cache_mem_gib);
+    }
+    if (o.engine.kv_cache_tokens <= 0 && o.server.context_tokens > 0) o.engine.kv_cache_tokens = o.server.context_tokens;
+    engine = std::make_unique<Engine>(*model, o.engine);
+    const int64_t kv_tokens = engine->kv_cache_tokens();
+    std::printf("llmesh serve: model %s (%s, %s)\n", o.model_path.c_str(), model->files.format.c_str(),
+                config.arch.c_str());
+    std::printf("  memory plan: weights %.3f GiB; KV cache %lld tokens = %lld blocks of %lld, %.3f GiB (%lld B/token)\n",
+                gib(double(model->files.weights.file_bytes())), (long long)kv_tokens,
+                (long long)(kv_tokens / o.engine.block_size), (long long)o.engine.block_size,
+                gib(double(kv_tokens) * double(shape.bytes_per_token())), (long long)shape.bytes_per_token());
+    const int64_t context = o.server.context_tokens > 0 ? std::min(o.server.context_tokens, engine->context_tokens())
+                                                        : engine->context_tokens();
+    std::printf("  context %lld tokens; up to %lld running requests, %lld batched tokens per step; %d threads\n",
+                (long long)context, (long long)o.engine.max_running_requests,
+                (long long)o.engine.max_batched_tokens, pool->num_threads());
+  } catch (const std::exception& e) {
+    server.stop();
+    http.join();
+    g_server = nullptr;
+    throw;
+  }
+  server.set_ready(model.get(), engine.get());
+  std::printf("llmesh serve: ready at http://%s:%d (model \"%s\")\n", o.server.host.c_str(), port,
+              o.server.served_model_name.c_str());
+  std::fflush(stdout);
+  http.join();
+  g_server = nullptr;
+  std::printf("llmesh serve: stopped\n");
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app) {
+  auto options = std::make_shared<ServeOptions>();
+  CLI::App* cmd = app.add_subcommand("serve", "Serve a model over an OpenAI-compatible HTTP API");
+  cmd->add_option("--model,-m", options->model_path, "A .gguf file or a Hugging Face model directory")->required();
+  cmd->add_option("--host", options->server.host, "Address to listen on")->capture_default_str();
+  cmd->add_option("--port", options->server.port, "Port to listen on (0: any free port)")->capture_default_str();
+  cmd->add_option("--served-model-name", options->server.served_model_name,
+                  "The model id clients use (default: the file or directory name)");
+  cmd->add_option("--ctx-size", options->server.context_tokens,
+                  "Context length in tokens (default: the model's)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--kv-cache-tokens", options->engine.kv_cache_tokens,
+                  "KV cache capacity in tokens (default: the context length)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--kv-cache-mem-gib", options->kv_cache_mem_gib,
+                  "KV cache capacity in GiB (instead of --kv-cache-tokens)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max-running-requests", options->engine.max_running_requests,
+                  "Requests decoded together")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--max-batched-tokens", options->engine.max_batched_tokens,
+                  "Token budget per engine step (decodes + prefill chunks)")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-waiting-requests", options->engine.max_waiting_requests,
+                  "Queued requests beyond which new ones get 429")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--block-size", options->engine.block_size, "Tokens per KV block")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--no-prefix-cache", options->no_prefix_cache, "Disable automatic prefix caching");
+  cmd->add_option("--api-key", options->server.api_key,
+                  "Require 'Authorization: Bearer KEY' or 'x-api-key: KEY' (all endpoints but /health)");
+  cmd->add_option("--threads,-t", options->threads, "Compute threads (default: one per core)");
+  cmd->add_option("--http-threads", options->server.num_http_threads,
+                  "HTTP worker threads (each open stream holds one)")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--max-body-mib", options->max_body_mib, "Largest accepted request body, MiB (larger: 413)")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->callback([options] { run_serve(*options); });
+}
+
+}  // namespace llmesh::app

@@ -1,0 +1,179 @@
+// llmesh_kernel_bench: speed of the dispatched kernels on Qwen3-0.6B-shaped problems.
+//
+//  * gemv (1 token): GB/s of weights streamed from DRAM, per dtype, on the model's matrices (decode is
+//    bandwidth bound; compare with llmesh_membw).
+//  * prefill matmul (512 tokens): GFLOP/s.
+//  * paged attention: prefill of 512 tokens and decode against a 4096-token context.
+// Weights hold random values (quantized blocks get random bits and a small scale): speed does not
+// depend on them. Usage: llmesh_kernel_bench [num_threads] [min_seconds_per_case]
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "kernels/ops.h"
+
+using namespace llmesh;
+
+namespace {
+
+// On a shared machine a long run gets preempted; with one thread, the thread's CPU time
+// (CLOCK_THREAD_CPUTIME_ID) measures the kernel itself. With more threads, wall time.
+bool g_use_cpu_time = false;
+
+double now_seconds() {
+  timespec ts;
+  clock_gettime(g_use_cpu_time ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+struct Timer {
+  // Runs fn until min_seconds have passed (at least 3 times); returns the fastest run in seconds.
+  template <typename Fn>
+  static double best_of(double min_seconds, Fn&& fn) {
+    fn();  // warm-up: page faults, caches
+    double best = 1e30, total = 0.0;
+    for (int i = 0; i < 3 || total < min_seconds; ++i) {
+      const double start = now_seconds();
+      fn();
+      const double s = now_seconds() - start;
+      best = std::min(best, s);
+      total += s;
+    }
+    return best;
+  }
+};
+
+// Random weight bytes for `dtype`, with every scale/element a finite small number.
+std::vector<uint8_t> random_weights(DType dtype, int64_t rows, int64_t cols, std::mt19937& rng) {
+  std::vector<uint8_t> bytes(size_t(rows) * dtype_row_bytes(dtype, cols));
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  const uint16_t scale_f16 = f32_to_f16(0.01f);
+  switch (dtype) {
+    case DType::F32: {
+      auto* f = reinterpret_cast<float*>(bytes.data());
+      for (size_t i = 0; i < bytes.size() / 4; ++i) f[i] = uniform(rng) * 0.05f;
+      break;
+    }
+    case DType::F16:
+    case DType::BF16: {
+      auto* h = reinterpret_cast<uint16_t*>(bytes.data());
+      const uint16_t table[4] = {dtype == DType::F16 ? f32_to_f16(0.02f) : f32_to_bf16(0.02f),
+                                 dtype == DType::F16 ? f32_to_f16(-0.03f) : f32_to_bf16(-0.03f),
+                                 dtype == DType::F16 ? f32_to_f16(0.01f) : f32_to_bf16(0.01f),
+                                 dtype == DType::F16 ? f32_to_f16(-0.005f) : f32_to_bf16(-0.005f)};
+      uint32_t state = 12345;
+      for (size_t i = 0; i < bytes.size() / 2; ++i) {
+        state = state * 1664525u + 1013904223u;
+        h[i] = table[state >> 30];
+      }
+      break;
+    }
+    case DType::Q8_0:
+    case DType::Q4_0: {
+      uint32_t state = 777;
+      for (auto& b : bytes) {
+        state = state * 1664525u + 1013904223u;
+        b = uint8_t(state >> 24);
+      }
+      const size_t block_bytes = dtype_block_bytes(dtype);
+      for (size_t off = 0; off < bytes.size(); off += block_bytes) std::memcpy(&bytes[off], &scale_f16, 2);
+      break;
+    }
+  }
+  return bytes;
+}
+
+void bench_matmul(ThreadPool& pool, double min_seconds) {
+  std::mt19937 rng(1);
+  struct Shape { int64_t out, in; const char* what; };
+  const Shape shapes[] = {{151936, 1024, "lm_head"}, {3072, 1024, "ffn up/gate"}, {1024, 3072, "ffn down"},
+                          {2048, 1024, "q proj"}};
+  const DType dtypes[] = {DType::BF16, DType::F16, DType::Q8_0, DType::Q4_0, DType::F32};
+  // Decode streams every weight from DRAM once per token: rotate through copies of the matrix
+  // totalling > 512 MiB so no call finds its weights in the caches.
+  std::printf("gemv, 1 token (%d threads), weights streamed from DRAM:\n", pool.num_threads());
+  for (const Shape& shape : shapes) {
+    for (DType dtype : dtypes) {
+      if (dtype == DType::F32 && shape.out > 100000) continue;
+      const std::vector<uint8_t> one = random_weights(dtype, shape.out, shape.in, rng);
+      const size_t num_copies = std::max<size_t>(1, (size_t(512) << 20) / one.size() + 1);
+      std::vector<uint8_t> copies(one.size() * num_copies);
+      for (size_t c = 0; c < num_copies; ++c) std::memcpy(copies.data() + c * one.size(), one.data(), one.size());
+      std::vector<float> x(static_cast<size_t>(shape.in), 0.5f), y(static_cast<size_t>(shape.out));
+      size_t next = 0;
+      const double seconds = Timer::best_of(min_seconds, [&] {
+        const Tensor w{"w", dtype, {shape.out, shape.in}, copies.data() + (next++ % num_copies) * one.size()};
+        kernels::matmul(w, x.data(), y.data(), 1, pool);
+      });
+      std::printf("  %-12s %6ld x %-5ld %-5s %8.1f us  %6.1f GB/s\n", shape.what, long(shape.out), long(shape.in),
+                  std::string(dtype_name(dtype)).c_str(), seconds * 1e6, double(one.size()) / seconds / 1e9);
+    }
+  }
+  std::printf("prefill matmul, 512 tokens:\n");
+  const int64_t num_tokens = 512;
+  for (const Shape& shape : {shapes[1], shapes[2], shapes[3]}) {
+    for (DType dtype : dtypes) {
+      std::vector<uint8_t> bytes = random_weights(dtype, shape.out, shape.in, rng);
+      Tensor w{"w", dtype, {shape.out, shape.in}, bytes.data()};
+      std::vector<float> x(size_t(num_tokens * shape.in), 0.25f), y(size_t(num_tokens * shape.out));
+      const double seconds =
+          Timer::best_of(min_seconds, [&] { kernels::matmul(w, x.data(), y.data(), num_tokens, pool); });
+      const double flops = 2.0 * double(shape.out) * double(shape.in) * double(num_tokens);
+      std::printf("  %-12s %6ld x %-5ld %-5s %8.2f ms  %6.1f GFLOP/s\n", shape.what, long(shape.out),
+                  long(shape.in), std::string(dtype_name(dtype)).c_str(), seconds * 1e3, flops / seconds / 1e9);
+    }
+  }
+  std::printf("small-batch matmul (3072 x 1024 bf16, weights in cache):\n");
+  {
+    std::vector<uint8_t> bytes = random_weights(DType::BF16, 3072, 1024, rng);
+    Tensor w{"w", DType::BF16, {3072, 1024}, bytes.data()};
+    for (int64_t t : {1, 2, 4, 8, 16, 32, 48, 64, 96}) {
+      std::vector<float> x(size_t(t * 1024), 0.25f), y(size_t(t * 3072));
+      const double seconds = Timer::best_of(min_seconds, [&] { kernels::matmul(w, x.data(), y.data(), t, pool); });
+      std::printf("  tokens %3ld  %8.1f us  %6.1f GFLOP/s\n", long(t), seconds * 1e6,
+                  2.0 * 3072 * 1024 * double(t) / seconds / 1e9);
+    }
+  }
+}
+
+void bench_attention(ThreadPool& pool, double min_seconds) {
+  const int64_t num_heads = 16, num_kv_heads = 8, head_dim = 128, block_size = 16;
+  const int64_t context = 4096, num_blocks = context / block_size;
+  std::vector<float> k(size_t(num_blocks * block_size * num_kv_heads * head_dim), 0.01f);
+  std::vector<float> v(k.size(), 0.02f);
+  kernels::KvLayerView kv{k.data(), v.data(), block_size, num_kv_heads, head_dim};
+  std::vector<int32_t> table(static_cast<size_t>(num_blocks));
+  std::iota(table.begin(), table.end(), 0);
+  std::shuffle(table.begin(), table.end(), std::mt19937(3));
+  const int32_t* tables[] = {table.data()};
+  for (int64_t num_tokens : {int64_t(512), int64_t(1)}) {
+    std::vector<int32_t> positions(static_cast<size_t>(num_tokens)), seq(static_cast<size_t>(num_tokens), 0);
+    for (int64_t t = 0; t < num_tokens; ++t) positions[size_t(t)] = int32_t(num_tokens == 1 ? context - 1 : t);
+    std::vector<float> q(size_t(num_tokens * num_heads * head_dim), 0.1f), out(q.size());
+    kernels::AttentionBatch batch{num_tokens, positions.data(), seq.data(), tables};
+    const double seconds = Timer::best_of(
+        min_seconds, [&] { kernels::paged_attention(q.data(), out.data(), batch, kv, num_heads, 0.088f, pool); });
+    std::printf("paged attention %s (16 q heads, 8 kv heads, head_dim 128): %.3f ms per layer\n",
+                num_tokens == 1 ? "decode, 1 token at context 4096" : "prefill, 512 tokens", seconds * 1e3);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int num_threads = argc > 1 ? std::atoi(argv[1]) : 0;
+  const double min_seconds = argc > 2 ? std::atof(argv[2]) : 0.3;
+  ThreadPool pool(num_threads);
+  g_use_cpu_time = pool.num_threads() == 1;
+  std::printf("kernels: %s, timing: %s\n", kernels::backend_name(),
+              g_use_cpu_time ? "thread CPU time" : "wall clock");
+  bench_matmul(pool, min_seconds);
+  bench_attention(pool, min_seconds);
+  return 0;
+}

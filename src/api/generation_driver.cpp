@@ -1,0 +1,63 @@
+#include "api/generation_driver.h"
+
+#include "api/api_error.h"
+
+namespace llmesh::api {
+
+namespace {
+
+// How often a waiting stream checks that its client is still there.
+constexpr int64_t kPollIntervalMs = 100;
+
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+}  // namespace
+
+bool drive_generation(ServerContext& ctx, ActiveGeneration& gen, TokenTextPipeline& pipeline,
+                      const GenerationCallbacks& callbacks) {
+  std::optional<Clock::time_point> first_token_time;
+  auto observe = [&](bool succeeded) {
+    const auto now = Clock::now();
+    const double ttft = first_token_time ? seconds_between(gen.arrival, *first_token_time) : 0.0;
+    ctx.metrics.observe_request(ttft, seconds_between(gen.arrival, now), pipeline.num_generated_tokens(), succeeded);
+  };
+
+  while (!pipeline.finished()) {
+    TokenEvent event;
+    bool timed_out = false;
+    PipelineOutput output;
+    if (gen.handle->next_for(&event, kPollIntervalMs, &timed_out)) {
+      if (event.token_id >= 0 && !first_token_time) first_token_time = Clock::now();
+      try {
+        output = pipeline.push(event);
+      } catch (const ApiError&) {
+        gen.handle->cancel();
+        observe(false);
+        throw;
+      }
+      // A stop string ended the text: the engine need not generate more.
+      if (pipeline.stopped_by_string()) gen.handle->cancel();
+    } else if (timed_out) {
+      if (callbacks.client_alive && !callbacks.client_alive()) {
+        gen.handle->cancel();
+        observe(false);
+        return false;
+      }
+      continue;
+    } else {
+      output = pipeline.abort();  // the channel closed without a final event
+    }
+    if (output.delta.empty() && output.logprobs.empty() && output.finish_reason == FinishReason::None) continue;
+    if (!callbacks.on_output(output)) {
+      gen.handle->cancel();
+      observe(false);
+      return false;
+    }
+  }
+  observe(pipeline.finish_reason() != FinishReason::Aborted);
+  return true;
+}
+
+}  // namespace llmesh::api

@@ -1,0 +1,62 @@
+// Parsing and validation of OpenAI request bodies into what the pipeline
+// needs. Every problem is an ApiError 400 naming the field (`param`).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/sampling_params.h"
+#include "model/model_files.h"
+
+namespace llmesh::api {
+
+// The generation controls shared by /v1/chat/completions and /v1/completions.
+struct GenerationParams {
+  std::string model;  // "" when the request did not name one
+  // Sampling fields the request set; the rest fall back to the model's generation_config.
+  std::optional<float> temperature, top_p, min_p, repetition_penalty;
+  std::optional<int32_t> top_k;
+  float presence_penalty = 0.0f, frequency_penalty = 0.0f;
+  std::optional<uint64_t> seed;
+  std::optional<int64_t> max_tokens;  // absent: whatever fits the context
+  int64_t min_tokens = 0;
+  bool ignore_eos = false;
+  std::vector<std::string> stop;
+  bool stream = false;
+  bool include_usage = false;  // stream_options.include_usage
+  bool logprobs = false;
+  int32_t top_logprobs = 0;
+
+  SamplingParams sampling(const GenerationDefaults& defaults) const;
+};
+
+struct ChatCompletionRequest {
+  GenerationParams params;
+  nlohmann::json messages;  // validated: roles known, content a string, null or text parts (joined to a string)
+  nlohmann::json tools;     // array (maybe empty)
+  bool parse_tool_calls = false;  // tools given and tool_choice is not "none"
+  std::optional<bool> enable_thinking;
+  nlohmann::json template_kwargs;  // chat_template_kwargs (object)
+};
+
+struct CompletionRequest {
+  GenerationParams params;
+  std::optional<std::string> prompt_text;
+  std::vector<int32_t> prompt_ids;  // when the prompt was given as token ids
+  bool echo = false;
+};
+
+ChatCompletionRequest parse_chat_completion_request(const nlohmann::json& body);
+CompletionRequest parse_completion_request(const nlohmann::json& body);
+
+// The body as JSON, or ApiError 400 saying why it is not a JSON object.
+nlohmann::json parse_json_body(const std::string& body);
+
+// Messages for the chat template: content parts joined into one string.
+nlohmann::json normalize_messages(const nlohmann::json& messages);
+
+}  // namespace llmesh::api

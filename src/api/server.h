@@ -1,0 +1,38 @@
+// The HTTP server: routes, authentication, error mapping and the admin
+// endpoints. It listens before the model is loaded (so /health can say 503
+// while loading) and serves the model endpoints once set_ready() is called.
+//
+//   ApiServer server(options);
+//   int port = server.bind();                  // Error when the address is taken
+//   std::thread http([&] { server.listen(); });
+//   ... load model, start engine ...
+//   server.set_ready(model, engine);
+#pragma once
+
+#include <memory>
+
+#include "api/server_options.h"
+#include "engine/engine.h"
+#include "engine/loaded_model.h"
+
+namespace llmesh::api {
+
+class ApiServer {
+ public:
+  explicit ApiServer(ServerOptions options);
+  ~ApiServer();
+
+  // Binds the listening socket; returns the port (the chosen one when options.port is 0).
+  int bind();
+  // Serves requests until stop(). Precondition: bind() succeeded.
+  void listen();
+  void stop();
+  // The model endpoints go live. Both must outlive the server.
+  void set_ready(LoadedModel* model, Engine* engine);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace llmesh::api

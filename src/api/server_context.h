@@ -1,0 +1,52 @@
+// What every endpoint handler shares: options, the model and engine (null
+// until loading finishes), and the metrics.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "api/metrics.h"
+#include "api/openai_request.h"
+#include "api/server_options.h"
+#include "engine/engine.h"
+#include "engine/loaded_model.h"
+
+namespace llmesh::api {
+
+struct ServerContext {
+  ServerOptions options;
+  LoadedModel* model = nullptr;  // set with engine by ApiServer::set_ready
+  Engine* engine = nullptr;
+  std::atomic<bool> ready{false};
+  ServerMetrics metrics;
+
+  // The context limit requests are checked against.
+  int64_t context_tokens() const;
+  // ApiError 404 when `requested` names another model ("" is accepted).
+  void check_model_name(const std::string& requested) const;
+};
+
+using Clock = std::chrono::steady_clock;
+
+// A submitted engine request and what the API edge remembers about it.
+struct ActiveGeneration {
+  std::shared_ptr<RequestHandle> handle;
+  std::string request_id;
+  int64_t num_prompt_tokens = 0;
+  int64_t max_tokens = 0;
+  Clock::time_point arrival;
+};
+
+// Checks prompt + max_tokens against the context (400 stating both numbers;
+// an absent max_tokens becomes what fits), builds the engine Request and
+// submits it (429 when the queue is full, 400 when it can never fit).
+ActiveGeneration start_generation(ServerContext& ctx, std::vector<int32_t> prompt_ids, const GenerationParams& params,
+                                  std::string request_id, Clock::time_point arrival);
+
+// A new id with the given prefix ("chatcmpl-", "cmpl-") and 24 random hex digits.
+std::string make_request_id(const std::string& prefix);
+
+}  // namespace llmesh::api

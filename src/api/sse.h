@@ -1,0 +1,21 @@
+// Server-sent events framing for streaming responses.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace llmesh::api {
+
+// JSON text that never throws on invalid UTF-8 (replaced by U+FFFD): token
+// bytes in logprobs may cut a character.
+inline std::string dump_json(const nlohmann::json& value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// One `data:` event. JSON text has no raw newlines, so one data line suffices.
+inline std::string sse_data(const nlohmann::json& value) { return "data: " + dump_json(value) + "\n\n"; }
+
+inline std::string sse_done() { return "data: [DONE]\n\n"; }
+
+}  // namespace llmesh::api

@@ -1,0 +1,46 @@
+#include "api/sse_stream.h"
+
+#include "api/api_error.h"
+#include "api/sse.h"
+
+namespace llmesh::api {
+
+void serve_sse_stream(ServerContext& ctx, httplib::Response& res, std::shared_ptr<StreamJob> job) {
+  res.set_header("Cache-Control", "no-cache");
+  res.set_header("X-Accel-Buffering", "no");
+  auto provider = [&ctx, job](size_t /*offset*/, httplib::DataSink& sink) -> bool {
+    auto write_all = [&](const std::vector<nlohmann::json>& chunks) {
+      for (const auto& chunk : chunks) {
+        const std::string event = sse_data(chunk);
+        if (!sink.write(event.data(), event.size())) return false;
+      }
+      return true;
+    };
+    if (job->first_chunks && !write_all(job->first_chunks())) {
+      job->gen.handle->cancel();
+      return false;
+    }
+    GenerationCallbacks callbacks;
+    callbacks.on_output = [&](PipelineOutput& output) { return write_all(job->output_chunks(output)); };
+    callbacks.client_alive = [&] { return !sink.is_writable || sink.is_writable(); };
+    try {
+      if (!drive_generation(ctx, job->gen, job->pipeline, callbacks)) return false;
+    } catch (const ApiError& e) {
+      // Headers are gone already: report in-band, the way OpenAI streams do.
+      ctx.metrics.count_http_error(e.http_status());
+      if (!write_all({e.to_json()})) return false;
+    }
+    if (job->last_chunks && !write_all(job->last_chunks())) return false;
+    const std::string done = sse_done();
+    if (!sink.write(done.data(), done.size())) return false;
+    sink.done();
+    return true;
+  };
+  // Runs when the response is released, also when the connection broke before the provider ran.
+  auto release = [job](bool /*success*/) {
+    if (!job->pipeline.finished()) job->gen.handle->cancel();
+  };
+  res.set_chunked_content_provider("text/event-stream", provider, release);
+}
+
+}  // namespace llmesh::api

@@ -1,0 +1,63 @@
+#include "api/token_text_pipeline.h"
+
+#include "api/api_error.h"
+
+namespace llmesh::api {
+
+TokenTextPipeline::TokenTextPipeline(const Tokenizer& tokenizer, PipelineOptions options)
+    : tokenizer_(tokenizer),
+      options_(std::move(options)),
+      decoder_(tokenizer, /*skip_special=*/true),
+      stop_matcher_(options_.stop_strings),
+      parser_(options_.parser) {}
+
+PipelineOutput TokenTextPipeline::push(const TokenEvent& event) {
+  PipelineOutput out;
+  if (!event.error.empty()) {
+    finish_reason_ = FinishReason::Aborted;
+    throw ApiError(500, "server_error", "generation failed: " + event.error);
+  }
+  if (event.num_prompt_tokens > 0) {
+    num_prompt_tokens_ = event.num_prompt_tokens;
+    num_cached_tokens_ = event.num_cached_tokens;
+  }
+  if (event.token_id >= 0) {
+    ++num_generated_tokens_;
+    if (options_.collect_logprobs) out.logprobs.push_back({event.token_id, event.logprob, event.top_logprobs});
+    // The token that ends generation (EOS or a stop token id) is not text.
+    const bool is_stop_token =
+        event.finish_reason == FinishReason::Eos || event.finish_reason == FinishReason::StopSequence;
+    if (!is_stop_token && !stop_matcher_.stopped()) {
+      std::string safe = stop_matcher_.push(decoder_.push(event.token_id));
+      out.delta.append(parser_.push(safe));
+    }
+  }
+  if (stop_matcher_.stopped()) {
+    finish(out, FinishReason::StopSequence, /*flush_text=*/false);
+  } else if (event.finish_reason != FinishReason::None) {
+    finish(out, event.finish_reason, /*flush_text=*/true);
+  }
+  num_tool_calls_ += int64_t(out.delta.tool_calls.size());
+  return out;
+}
+
+PipelineOutput TokenTextPipeline::abort() {
+  PipelineOutput out;
+  if (!finished()) finish(out, FinishReason::Aborted, /*flush_text=*/true);
+  num_tool_calls_ += int64_t(out.delta.tool_calls.size());
+  return out;
+}
+
+void TokenTextPipeline::finish(PipelineOutput& out, FinishReason reason, bool flush_text) {
+  if (flush_text) {
+    std::string tail = stop_matcher_.push(decoder_.flush());
+    if (!stop_matcher_.stopped()) tail += stop_matcher_.flush();
+    else reason = FinishReason::StopSequence;
+    out.delta.append(parser_.push(tail));
+  }
+  out.delta.append(parser_.finish());
+  finish_reason_ = reason;
+  out.finish_reason = reason;
+}
+
+}  // namespace llmesh::api

@@ -1,0 +1,72 @@
+// The per-request path from engine TokenEvents to protocol-neutral deltas:
+//   token ids -> StreamingDecoder (whole UTF-8 characters)
+//             -> StopStringMatcher (stop strings never leak)
+//             -> OutputParser (reasoning / content / tool calls)
+// Independent of HTTP and of the engine thread, so it is unit-tested alone.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "api/stop_string_matcher.h"
+#include "engine/request.h"
+#include "text/output_parser.h"
+#include "text/streaming_decoder.h"
+#include "text/tokenizer.h"
+
+namespace llmesh::api {
+
+struct TokenLogprobs {
+  int32_t token_id = -1;
+  float logprob = 0.0f;
+  std::vector<TopLogprob> top_logprobs;
+};
+
+// What one TokenEvent turned into (often empty while text is held back).
+struct PipelineOutput {
+  OutputDelta delta;
+  std::vector<TokenLogprobs> logprobs;            // the tokens of this event (when collected)
+  FinishReason finish_reason = FinishReason::None;  // set on the last output
+};
+
+struct PipelineOptions {
+  std::vector<std::string> stop_strings;
+  OutputParserOptions parser;      // for plain completions: parse_reasoning = parse_tool_calls = false
+  bool collect_logprobs = false;
+};
+
+class TokenTextPipeline {
+ public:
+  TokenTextPipeline(const Tokenizer& tokenizer, PipelineOptions options);
+
+  // Precondition: !finished(). An event with `error` throws ApiError 500.
+  PipelineOutput push(const TokenEvent& event);
+  // The request ended without a final event (channel closed, cancelled): flush as Aborted.
+  PipelineOutput abort();
+
+  bool finished() const { return finish_reason_ != FinishReason::None; }
+  FinishReason finish_reason() const { return finish_reason_; }
+  // True once a stop string ended the text: the caller should cancel the engine request.
+  bool stopped_by_string() const { return stop_matcher_.stopped(); }
+  int64_t num_generated_tokens() const { return num_generated_tokens_; }
+  int64_t num_prompt_tokens() const { return num_prompt_tokens_; }
+  int64_t num_cached_tokens() const { return num_cached_tokens_; }
+  bool emitted_tool_calls() const { return num_tool_calls_ > 0; }
+
+ private:
+  void finish(PipelineOutput& out, FinishReason reason, bool flush_text);
+
+  const Tokenizer& tokenizer_;
+  PipelineOptions options_;
+  StreamingDecoder decoder_;
+  StopStringMatcher stop_matcher_;
+  OutputParser parser_;
+  FinishReason finish_reason_ = FinishReason::None;
+  int64_t num_generated_tokens_ = 0;
+  int64_t num_prompt_tokens_ = 0;
+  int64_t num_cached_tokens_ = 0;
+  int64_t num_tool_calls_ = 0;
+};
+
+}  // namespace llmesh::api

@@ -1,0 +1,44 @@
+// What the API edge hands the engine (Request, immutable once submitted) and
+// what streams back (TokenEvent). The engine sees token ids only: templates,
+// tokenization, stop strings and protocol shapes live at the API edge.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/finish_reason.h"
+#include "engine/sampling_params.h"
+
+namespace llmesh {
+
+struct Request {
+  std::string request_id;
+  std::vector<int32_t> prompt_ids;
+  SamplingParams sampling;
+  int64_t max_tokens = 256;     // already clamped by the API edge to what fits the context
+  int64_t min_tokens = 0;       // EOS/stop ids are ignored before this many tokens
+  bool ignore_eos = false;
+  std::vector<int32_t> stop_token_ids;  // in addition to the model's EOS ids
+  int32_t num_top_logprobs = -1;        // -1: no logprobs; 0: the sampled token's; k: plus top k
+};
+
+struct TopLogprob {
+  int32_t token_id;
+  float logprob;
+};
+
+// One event per generated token; the last one of a request has finish_reason != None.
+// An event with a non-empty `error` ends the request without a token.
+struct TokenEvent {
+  int32_t token_id = -1;
+  float logprob = 0.0f;
+  std::vector<TopLogprob> top_logprobs;
+  FinishReason finish_reason = FinishReason::None;
+  std::string error;
+  // Set on the first event: how the prompt was served.
+  int64_t num_prompt_tokens = 0;
+  int64_t num_cached_tokens = 0;  // prompt tokens whose K/V came from the prefix cache
+};
+
+}  // namespace llmesh

@@ -1,0 +1,85 @@
+// Decides what each engine step computes.
+//
+// There are no prefill/decode phases: every sequence has num_tokens (prompt
+// plus generated) and num_computed_tokens, and a step lets some sequences
+// catch up within a token budget:
+//   1. running sequences first, in arrival order (decodes need 1 token; a
+//      sequence mid-prefill gets the next chunk);
+//   2. then waiting sequences in FIFO order, each starting with a prefix-cache
+//      lookup, while the budget, the running limit and free blocks allow.
+//      The queue head is never skipped, so nothing starves.
+// When a running sequence needs a block and none is free, the most recently
+// arrived running sequence is preempted: its blocks go back to the pool (full
+// ones stay cached), and it waits at the head of the queue to be recomputed.
+//
+// Builds without kernels or a model: tests (and the simulator) drive it with
+// fake steps.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "engine/sequence.h"
+#include "kv/block_pool.h"
+
+namespace llmesh {
+
+struct SchedulerOptions {
+  int64_t block_size = 16;
+  int64_t num_blocks = 0;
+  int64_t max_running_requests = 16;
+  int64_t max_batched_tokens = 512;
+  bool enable_prefix_cache = true;
+  BlockHash cache_namespace = 0;  // the model's identity: caches of different models never mix
+};
+
+struct ScheduledSequence {
+  Sequence* sequence;
+  int64_t num_new_tokens;  // tokens [num_computed, num_computed + num_new) run this step
+};
+
+struct SchedulerCounters {
+  int64_t prefix_queried_tokens = 0, prefix_hit_tokens = 0, num_preemptions = 0;
+};
+
+class Scheduler {
+ public:
+  explicit Scheduler(const SchedulerOptions& options);
+
+  void add(std::unique_ptr<Sequence> sequence);
+  std::vector<ScheduledSequence> schedule();
+  // After the step ran: the scheduled tokens are computed; newly full blocks enter the cache.
+  void on_step_done(const std::vector<ScheduledSequence>& batch);
+  // Releases the sequence's blocks and forgets it.
+  void finish(Sequence* sequence);
+
+  const std::deque<Sequence*>& running() const { return running_; }
+  const std::deque<Sequence*>& waiting() const { return waiting_; }
+  template <typename Fn>
+  void for_each(Fn&& fn) {
+    for (auto& s : sequences_) fn(s.get());
+  }
+  bool has_work() const { return !running_.empty() || !waiting_.empty(); }
+  BlockPool& block_pool() { return pool_; }
+  const BlockPool& block_pool() const { return pool_; }
+  const SchedulerCounters& counters() const { return counters_; }
+  const SchedulerOptions& options() const { return options_; }
+
+ private:
+  void preempt(Sequence* sequence);
+  // Shares the cached blocks of the sequence's longest cached prefix (leaving
+  // at least one token to compute). Returns the number of tokens hit.
+  int64_t match_prefix(Sequence* sequence);
+  void cache_full_blocks(Sequence* sequence);
+
+  SchedulerOptions options_;
+  BlockPool pool_;
+  std::vector<std::unique_ptr<Sequence>> sequences_;
+  std::deque<Sequence*> running_;  // arrival order
+  std::deque<Sequence*> waiting_;  // arrival order (preempted ones go back in order)
+  SchedulerCounters counters_;
+};
+
+}  // namespace llmesh

@@ -1,0 +1,257 @@
+// AVX-512 paged attention, flash-attention style on the CPU.
+//
+// A tile is up to 16 queries that read the same K/V: the query heads of one kv
+// head (GQA group) for a run of consecutive tokens of one sequence (a prefill
+// chunk; a decode token is a run of one). Tiles are handed out dynamically
+// (causal prefill makes late tokens far more expensive than early ones).
+//
+// Per pool block, the tile:
+//   1. copies the block's K and V rows of its kv head into contiguous scratch
+//      (pool rows are num_kv_heads * head_dim apart, often 4 KiB: L1 set aliasing);
+//   2. scores every key against all 16 queries: 16 dot-product vectors, reduced
+//      together by one 16 x 16 transpose, giving scores[key][query lane];
+//   3. runs the online softmax vectorized across the 16 query lanes (running max,
+//      running sum, rescale factor), masking keys past each query's position;
+//   4. adds probability-weighted V rows into each query's running output.
+#include <immintrin.h>
+
+#include <atomic>
+#include <cmath>
+#include <vector>
+
+#include "kernels/cpu/avx512_ops.h"
+#include "kernels/cpu/vec_math_avx512.h"
+#include "kernels/ref/ref_ops.h"
+#include "kernels/cpu/avx512_target.h"
+
+LLMESH_AVX512_BEGIN
+
+namespace llmesh::kernels::avx512 {
+
+namespace {
+
+constexpr int kTileQueries = 16;  // one query per vector lane
+
+struct Tile {
+  int64_t token_begin;  // first token of the run in the batch
+  int64_t num_tokens;   // consecutive tokens of one sequence with consecutive positions
+  int64_t kv_head;
+  int64_t head_begin;   // first query head (within the kv head's group) in this tile
+  int64_t num_heads;    // query heads per token in this tile
+};
+
+// Per-thread scratch, sized for one layer's shapes.
+struct Scratch {
+  std::vector<float> q;       // [16][head_dim]    pre-scaled queries, lane-major
+  std::vector<float> acc;     // [16][head_dim]    running (unnormalized) outputs
+  std::vector<float> k, v;    // [block_size][head_dim]  this block's rows of the kv head
+  std::vector<float> probs;   // [block_size][16]  scores, then probabilities
+};
+
+// dots[lane] = q[lane] * k_row elementwise-summed over head_dim chunks (16 partial sums per lane),
+// for lanes < num_queries; the rest are zero. kLanes > 0 fixes num_queries = kLanes at compile time.
+template <int kNumVecs, int kLanes>
+__attribute__((always_inline)) inline void lane_dots(const float* q_buf, const __m512* k_row, __m512* dots,
+                                                     int64_t num_queries = kLanes) {
+  constexpr int64_t kHeadDim = 16 * kNumVecs;
+  const int64_t num_lanes = kLanes > 0 ? kLanes : num_queries;
+#pragma GCC unroll 16
+  for (int64_t lane = 0; lane < (kLanes > 0 ? kLanes : kTileQueries); ++lane) {
+    if (kLanes == 0 && lane >= num_lanes) {
+      dots[lane] = _mm512_setzero_ps();
+      continue;
+    }
+    const float* q = q_buf + lane * kHeadDim;
+    __m512 dot = _mm512_mul_ps(_mm512_loadu_ps(q), k_row[0]);
+#pragma GCC unroll 16
+    for (int v = 1; v < kNumVecs; ++v) dot = _mm512_fmadd_ps(_mm512_loadu_ps(q + 16 * v), k_row[v], dot);
+    dots[lane] = dot;
+  }
+}
+
+template <int kNumVecs>
+void attend_tile(const float* q_all, float* out_all, const AttentionBatch& batch, const KvLayerView& kv,
+                 int64_t num_heads, float scale, const Tile& tile, Scratch& s) {
+  constexpr int64_t kHeadDim = 16 * kNumVecs;
+  const int64_t group = num_heads / kv.num_kv_heads;
+  const int64_t num_queries = tile.num_tokens * tile.num_heads;
+  // Lane i <-> (token tile.token_begin + i / num_heads_in_tile, head kv_head * group + head_begin + i % ...).
+  auto query_offset = [&](int64_t lane) {
+    const int64_t t = tile.token_begin + lane / tile.num_heads;
+    const int64_t h = tile.kv_head * group + tile.head_begin + lane % tile.num_heads;
+    return (t * num_heads + h) * kHeadDim;
+  };
+  alignas(64) float positions[kTileQueries];
+  for (int64_t lane = 0; lane < kTileQueries; ++lane) {
+    float* q_dst = s.q.data() + lane * kHeadDim;
+    float* acc = s.acc.data() + lane * kHeadDim;
+    const bool valid = lane < num_queries;
+    const float* q_src = valid ? q_all + query_offset(lane) : nullptr;
+#pragma GCC unroll 16
+    for (int v = 0; v < kNumVecs; ++v) {
+      const __m512 q = valid ? _mm512_mul_ps(_mm512_loadu_ps(q_src + 16 * v), _mm512_set1_ps(scale))
+                             : _mm512_setzero_ps();
+      _mm512_storeu_ps(q_dst + 16 * v, q);
+      _mm512_storeu_ps(acc + 16 * v, _mm512_setzero_ps());
+    }
+    // A padding lane sees no key (position -1), so it stays at zero.
+    positions[lane] = valid ? float(batch.positions[tile.token_begin + lane / tile.num_heads]) : -1.0f;
+  }
+  const __m512 query_pos = _mm512_load_ps(positions);
+  // Raw pointers: stores through float* could alias the vectors' own fields and force reloads.
+  const float* __restrict q_buf = s.q.data();
+  float* __restrict acc_buf = s.acc.data();
+  float* __restrict k_buf = s.k.data();
+  float* __restrict v_buf = s.v.data();
+  float* __restrict probs = s.probs.data();
+  // A finite start (not -inf) keeps exp(old_max - new_max) a number for lanes that see no key yet.
+  __m512 running_max = _mm512_set1_ps(-1e30f), running_sum = _mm512_setzero_ps();
+
+  const int32_t* block_table = batch.block_tables[batch.seq_index[tile.token_begin]];
+  const int64_t num_keys = int64_t(batch.positions[tile.token_begin + tile.num_tokens - 1]) + 1;
+  const int64_t slot_stride = kv.slot_stride();
+  for (int64_t key_begin = 0; key_begin < num_keys; key_begin += kv.block_size) {
+    const int64_t n = std::min(kv.block_size, num_keys - key_begin);
+    const int64_t pool_offset =
+        int64_t(block_table[key_begin / kv.block_size]) * kv.block_stride() + tile.kv_head * kHeadDim;
+    for (int64_t j = 0; j < n; ++j) {
+      const float* k_src = kv.k + pool_offset + j * slot_stride;
+      const float* v_src = kv.v + pool_offset + j * slot_stride;
+#pragma GCC unroll 16
+      for (int v = 0; v < kNumVecs; ++v) {
+        _mm512_storeu_ps(k_buf + j * kHeadDim + 16 * v, _mm512_loadu_ps(k_src + 16 * v));
+        _mm512_storeu_ps(v_buf + j * kHeadDim + 16 * v, _mm512_loadu_ps(v_src + 16 * v));
+      }
+    }
+
+    // 2. scores[j][lane] = q[lane] . k[j], masked to -inf past each lane's position.
+    __m512 block_max = _mm512_set1_ps(-INFINITY);
+    for (int64_t j = 0; j < n; ++j) {
+      __m512 k_row[kNumVecs];
+#pragma GCC unroll 16
+      for (int v = 0; v < kNumVecs; ++v) k_row[v] = _mm512_loadu_ps(k_buf + j * kHeadDim + 16 * v);
+      __m512 dots[kTileQueries];
+      if (num_queries == kTileQueries)
+        lane_dots<kNumVecs, kTileQueries>(q_buf, k_row, dots);  // fully unrolled: dots stay in registers
+      else
+        lane_dots<kNumVecs, 0>(q_buf, k_row, dots, num_queries);
+      transpose16x16(dots);
+      __m512 scores = dots[0];
+#pragma GCC unroll 16
+      for (int i = 1; i < 16; ++i) scores = _mm512_add_ps(scores, dots[i]);
+      const __mmask16 visible =
+          _mm512_cmp_ps_mask(_mm512_set1_ps(float(key_begin + j)), query_pos, _CMP_LE_OQ);
+      scores = _mm512_mask_blend_ps(visible, _mm512_set1_ps(-INFINITY), scores);
+      block_max = _mm512_max_ps(block_max, scores);
+      _mm512_storeu_ps(probs + j * kTileQueries, scores);
+    }
+
+    // 3. online softmax across lanes.
+    const __m512 new_max = _mm512_max_ps(running_max, block_max);
+    const __m512 correction = exp_ps(_mm512_sub_ps(running_max, new_max));
+    running_max = new_max;
+    running_sum = _mm512_mul_ps(running_sum, correction);
+    for (int64_t j = 0; j < n; ++j) {
+      const __m512 p = exp_ps(_mm512_sub_ps(_mm512_loadu_ps(probs + j * kTileQueries), new_max));
+      running_sum = _mm512_add_ps(running_sum, p);
+      _mm512_storeu_ps(probs + j * kTileQueries, p);
+    }
+
+    // 4. acc[lane] = acc[lane] * correction[lane] + sum_j probs[j][lane] * v[j].
+    alignas(64) float corrections[kTileQueries];
+    _mm512_store_ps(corrections, correction);
+    for (int64_t lane = 0; lane < num_queries; ++lane) {
+      float* acc_ptr = acc_buf + lane * kHeadDim;
+      __m512 acc[kNumVecs];
+      const __m512 c = _mm512_set1_ps(corrections[lane]);
+#pragma GCC unroll 16
+      for (int v = 0; v < kNumVecs; ++v) acc[v] = _mm512_mul_ps(_mm512_loadu_ps(acc_ptr + 16 * v), c);
+      for (int64_t j = 0; j < n; ++j) {
+        const __m512 p = _mm512_set1_ps(probs[j * kTileQueries + lane]);
+#pragma GCC unroll 16
+        for (int v = 0; v < kNumVecs; ++v)
+          acc[v] = _mm512_fmadd_ps(p, _mm512_loadu_ps(v_buf + j * kHeadDim + 16 * v), acc[v]);
+      }
+#pragma GCC unroll 16
+      for (int v = 0; v < kNumVecs; ++v) _mm512_storeu_ps(acc_ptr + 16 * v, acc[v]);
+    }
+  }
+
+  alignas(64) float sums[kTileQueries];
+  _mm512_store_ps(sums, running_sum);
+  for (int64_t lane = 0; lane < num_queries; ++lane) {
+    const __m512 inv_sum = _mm512_set1_ps(1.0f / sums[lane]);
+    float* out = out_all + query_offset(lane);
+    const float* acc = acc_buf + lane * kHeadDim;
+#pragma GCC unroll 16
+    for (int v = 0; v < kNumVecs; ++v)
+      _mm512_storeu_ps(out + 16 * v, _mm512_mul_ps(_mm512_loadu_ps(acc + 16 * v), inv_sum));
+  }
+}
+
+using TileFn = void (*)(const float*, float*, const AttentionBatch&, const KvLayerView&, int64_t, float, const Tile&,
+                        Scratch&);
+
+TileFn tile_fn_for_head_dim(int64_t head_dim) {
+  switch (head_dim) {
+    case 32: return attend_tile<2>;
+    case 64: return attend_tile<4>;
+    case 80: return attend_tile<5>;
+    case 96: return attend_tile<6>;
+    case 128: return attend_tile<8>;
+    case 192: return attend_tile<12>;
+    case 256: return attend_tile<16>;
+    default: return nullptr;
+  }
+}
+
+// Splits the batch into tiles: runs of consecutive tokens of one sequence with consecutive
+// positions, cut so that tokens x heads-per-tile <= 16, for every kv head. Tiles of one kv head
+// are adjacent so that a thread walking them finds that head's K/V still in its L2.
+std::vector<Tile> make_tiles(const AttentionBatch& batch, int64_t num_heads, int64_t num_kv_heads) {
+  const int64_t group = num_heads / num_kv_heads;
+  const int64_t heads_per_tile = std::min<int64_t>(group, kTileQueries);
+  const int64_t max_tokens = kTileQueries / heads_per_tile;
+  std::vector<std::pair<int64_t, int64_t>> runs;  // (first token, num tokens)
+  for (int64_t t = 0; t < batch.num_tokens;) {
+    int64_t run = 1;
+    while (run < max_tokens && t + run < batch.num_tokens && batch.seq_index[t + run] == batch.seq_index[t] &&
+           batch.positions[t + run] == batch.positions[t + run - 1] + 1)
+      ++run;
+    runs.emplace_back(t, run);
+    t += run;
+  }
+  std::vector<Tile> tiles;
+  for (int64_t kv_head = 0; kv_head < num_kv_heads; ++kv_head)
+    for (auto [token_begin, num_tokens] : runs)
+      for (int64_t h = 0; h < group; h += heads_per_tile)
+        tiles.push_back({token_begin, num_tokens, kv_head, h, std::min(heads_per_tile, group - h)});
+  return tiles;
+}
+
+}  // namespace
+
+void paged_attention(const float* q, float* out, const AttentionBatch& batch, const KvLayerView& kv,
+                     int64_t num_heads, float scale, ThreadPool& pool) {
+  const TileFn tile_fn = tile_fn_for_head_dim(kv.head_dim);
+  if (tile_fn == nullptr) return ref::paged_attention(q, out, batch, kv, num_heads, scale, pool);
+  const std::vector<Tile> tiles = make_tiles(batch, num_heads, kv.num_kv_heads);
+  const int64_t num_tiles = int64_t(tiles.size());
+  // Longest tiles (latest positions) first, so the dynamic queue ends on short ones.
+  std::atomic<int64_t> next_tile{0};
+  pool.run([&](int, int) {
+    thread_local Scratch scratch;
+    scratch.q.resize(size_t(kTileQueries * kv.head_dim));
+    scratch.acc.resize(size_t(kTileQueries * kv.head_dim));
+    scratch.k.resize(size_t(kv.block_size * kv.head_dim));
+    scratch.v.resize(size_t(kv.block_size * kv.head_dim));
+    scratch.probs.resize(size_t(kv.block_size * kTileQueries));
+    for (int64_t i = next_tile.fetch_add(1, std::memory_order_relaxed); i < num_tiles;
+         i = next_tile.fetch_add(1, std::memory_order_relaxed))
+      tile_fn(q, out, batch, kv, num_heads, scale, tiles[size_t(num_tiles - 1 - i)], scratch);
+  });
+}
+
+}  // namespace llmesh::kernels::avx512
+
+LLMESH_AVX512_END

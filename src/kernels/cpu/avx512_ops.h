@@ -1,0 +1,30 @@
+// AVX-512 fast paths (kernels/cpu/*_avx512.cpp). Call them only when
+// cpu::has_avx512_kernels() is true; contracts are those of kernels/ops.h.
+// Each falls back to the reference for shapes it does not handle.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/ops.h"
+
+namespace llmesh::kernels::avx512 {
+
+void matmul(const Tensor& w, const float* x, float* y, int64_t num_tokens, ThreadPool& pool);
+
+// Whether matmul quantizes x to int8 blocks (Q8_0 semantics) for this weight dtype and token
+// count: Q8_0/Q4_0 weights with few tokens go through VNNI integer dot products. The result then
+// equals the reference applied to x rounded per block of 32 to d * round(x / d), d = amax / 127
+// (Q8_0 with the scale kept in f32), up to f32 summation order.
+bool matmul_quantizes_activations(DType dtype, int64_t num_tokens);
+// The VNNI path itself (Q8_0/Q4_0 weights, any num_tokens; in must be a multiple of 32).
+void matmul_int8(const Tensor& w, const float* x, float* y, int64_t num_tokens, ThreadPool& pool);
+
+void rmsnorm(const float* x, const float* weight, float* y, int64_t num_rows, int64_t dim, float eps);
+void silu_mul(const float* gate, const float* up, float* out, int64_t n);
+void softmax_inplace(float* x, int64_t n);
+void add_inplace(float* y, const float* x, int64_t n);
+
+void paged_attention(const float* q, float* out, const AttentionBatch& batch, const KvLayerView& kv,
+                     int64_t num_heads, float scale, ThreadPool& pool);
+
+}  // namespace llmesh::kernels::avx512

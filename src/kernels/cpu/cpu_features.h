@@ -1,0 +1,10 @@
+// Which fast kernel families this CPU can run, asked once at startup.
+#pragma once
+
+namespace llmesh::kernels::cpu {
+
+// AVX-512 F/BW/VL/DQ with BF16 and VNNI (+ FMA, F16C), with OS support for the register state:
+// what kernels/cpu/*_avx512.cpp are compiled for.
+bool has_avx512_kernels();
+
+}  // namespace llmesh::kernels::cpu

@@ -1,0 +1,112 @@
+// KV block ids, their holders, and the prefix cache over them.
+//
+// Every block is in one of three states:
+//   free    — on the free list, no content worth keeping
+//   held    — ref_count >= 1: one or more sequences use it
+//   cached  — ref_count == 0 but its content is registered under a hash:
+//             on the free list too, reusable by a prefix hit until evicted
+//
+//   allocate():  free|cached -> held   (takes the free list's head; a cached
+//                                       block taken this way is evicted)
+//   share():     held|cached -> held   (a prefix hit; cached blocks leave the free list)
+//   release():   held -> held, or -> cached (if hashed) / free when the last holder leaves
+//   cache():     held -> held + registered under its hash
+//
+// The free list is kept in eviction order: blocks enter at the tail when the
+// last holder releases them, so the least recently used cached block is
+// evicted first, and never-used blocks are handed out before any cached one.
+//
+// A full block's key chains the previous block's key with its tokens
+// (h_i = H(h_{i-1}, tokens_i), seeded with a namespace for the model's
+// identity), so a key identifies the whole prefix. A hit is re-checked token by
+// token, so a hash collision can never serve wrong K/V.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace llmesh {
+
+using BlockHash = uint64_t;
+
+BlockHash hash_block(BlockHash parent, std::span<const int32_t> tokens);
+// A namespace key from arbitrary bytes (e.g. the model's identity).
+BlockHash hash_namespace(std::string_view identity);
+
+class BlockPool {
+ public:
+  BlockPool(int64_t num_blocks, int64_t block_size);
+
+  int64_t num_blocks() const { return int64_t(blocks_.size()); }
+  int64_t block_size() const { return block_size_; }
+  // Blocks allocate() can hand out (free plus cached-but-unreferenced).
+  int64_t num_free_blocks() const { return num_free_; }
+  int64_t num_cached_blocks() const { return int64_t(cached_.size()); }
+  int32_t ref_count(int32_t block_id) const { return blocks_[size_t(block_id)].ref_count; }
+
+  // free|cached -> held. Returns -1 when nothing is free.
+  int32_t allocate();
+  // held|cached -> held.
+  void share(int32_t block_id);
+  // One holder fewer; at zero the block goes to the free list's tail.
+  void release(int32_t block_id);
+
+  // Registers a held, full block's content under `hash` (no-op if the hash is
+  // already cached by another block: the first copy stays the cached one).
+  void cache(int32_t block_id, BlockHash hash, std::span<const int32_t> tokens);
+  // The cached block with this hash and exactly these tokens, or -1.
+  int32_t lookup(BlockHash hash, std::span<const int32_t> tokens) const;
+  // Forgets every cached block nobody holds; returns how many.
+  int64_t flush();
+
+ private:
+  struct Block {
+    int32_t ref_count = 0;
+    bool hashed = false;
+    BlockHash hash = 0;
+    std::vector<int32_t> tokens;  // content when hashed, for the token-by-token check
+    int32_t prev = -1, next = -1;  // free-list links
+    bool on_free_list = false;
+  };
+  void push_free_tail(int32_t id);
+  void unlink_free(int32_t id);
+  void uncache(int32_t id);
+
+  int64_t block_size_;
+  std::vector<Block> blocks_;
+  int32_t free_head_ = -1, free_tail_ = -1;
+  int64_t num_free_ = 0;
+  std::unordered_map<BlockHash, int32_t> cached_;
+};
+
+// The blocks of one sequence, in position order: position p lives in
+// block_ids[p / block_size] at offset p % block_size.
+class BlockTable {
+ public:
+  explicit BlockTable(int64_t block_size) : block_size_(block_size) {}
+
+  // Grows the table so positions [0, num_tokens) have blocks. Returns false
+  // (leaving the table as it was) when the pool runs out.
+  bool reserve(BlockPool& pool, int64_t num_tokens);
+  // Appends an already-held block (a prefix-cache hit).
+  void append(int32_t block_id) { block_ids_.push_back(block_id); }
+  // Returns every block to the pool.
+  void release_all(BlockPool& pool);
+
+  int64_t slot(int64_t position) const {
+    return int64_t(block_ids_[size_t(position / block_size_)]) * block_size_ + position % block_size_;
+  }
+  const std::vector<int32_t>& block_ids() const { return block_ids_; }
+  int64_t num_blocks() const { return int64_t(block_ids_.size()); }
+  int64_t capacity_tokens() const { return int64_t(block_ids_.size()) * block_size_; }
+
+ private:
+  int64_t block_size_;
+  std::vector<int32_t> block_ids_;
+};
+
+}  // namespace llmesh

@@ -1,0 +1,251 @@
+#include "model/hf_config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <utility>
+
+#include "core/error.h"
+
+namespace llmesh {
+
+namespace ju = json_util;
+
+namespace {
+
+struct ArchName {
+  const char* hf_class;
+  const char* model_type;
+  const char* arch;
+};
+constexpr ArchName kArchs[] = {
+    {"LlamaForCausalLM", "llama", "llama"},
+    {"Qwen2ForCausalLM", "qwen2", "qwen2"},
+    {"Qwen3ForCausalLM", "qwen3", "qwen3"},
+    {"Qwen3MoeForCausalLM", "qwen3_moe", "qwen3moe"},
+};
+
+std::string arch_from_config(const ju::Json& config, const std::string& source) {
+  auto it = config.find("architectures");
+  if (it != config.end() && !it->is_null()) {
+    check(it->is_array() && !it->empty() && (*it)[0].is_string(),
+          "{}: 'architectures' must be a non-empty list of strings", source);
+    const std::string hf_class = (*it)[0].get<std::string>();
+    for (const ArchName& a : kArchs) {
+      if (hf_class == a.hf_class) return a.arch;
+    }
+    fail(
+        "{}: unknown architecture '{}' (llmesh supports LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
+        "Qwen3MoeForCausalLM)",
+        source, hf_class);
+  }
+  auto model_type = ju::find_string(config, "model_type", source);
+  check(model_type.has_value(), "{}: neither 'architectures' nor 'model_type' says what model this is", source);
+  for (const ArchName& a : kArchs) {
+    if (*model_type == a.model_type) return a.arch;
+  }
+  fail("{}: unknown model_type '{}' (llmesh supports llama, qwen2, qwen3, qwen3_moe)", source, *model_type);
+}
+
+void read_rope_scaling(const ju::Json& config, ModelConfig& c, const std::string& source) {
+  auto it = config.find("rope_scaling");
+  if (it == config.end() || it->is_null()) return;
+  const ju::Json& rs = *it;
+  check(rs.is_object(), "{}: 'rope_scaling' must be an object", source);
+  std::optional<std::string> type = ju::find_string(rs, "rope_type", source);
+  if (!type) type = ju::find_string(rs, "type", source);
+  check(type.has_value(), "{}: rope_scaling has no 'rope_type'", source);
+  if (*type == "default") return;  // HF's name for "no scaling"
+  check(*type == "llama3", "{}: unsupported rope scaling type '{}' (llmesh supports llama3)", source, *type);
+  c.rope_scaling.type = "llama3";
+  auto number = [&](const char* key, double fallback) {
+    return ju::checked_float(ju::find_number(rs, key, source).value_or(fallback), key, source);
+  };
+  c.rope_scaling.factor = ju::checked_float(ju::get_number(rs, "factor", source), "factor", source);
+  c.rope_scaling.low_freq_factor = number("low_freq_factor", 1.0);
+  c.rope_scaling.high_freq_factor = number("high_freq_factor", 4.0);
+  c.rope_scaling.original_max_position = ju::find_int(rs, "original_max_position_embeddings", source).value_or(8192);
+}
+
+// A token given as "text" or {"content": "text", ...}.
+std::string token_string(const ju::Json& config, const char* key, const std::string& source) {
+  auto it = config.find(key);
+  if (it == config.end() || it->is_null()) return "";
+  if (it->is_string()) return it->get<std::string>();
+  check(it->is_object(), "{}: '{}' must be a string or an object with 'content'", source, key);
+  return ju::find_string(*it, "content", source).value_or("");
+}
+
+// Parses a decimal layer/expert index at s[pos...] up to `end_char`; advances pos.
+bool parse_index(const std::string& s, size_t& pos, std::string* digits) {
+  const size_t start = pos;
+  while (pos < s.size() && std::isdigit(static_cast<unsigned char>(s[pos]))) ++pos;
+  const size_t n = pos - start;
+  if (n == 0 || n > 6 || (n > 1 && s[start] == '0') || pos >= s.size() || s[pos] != '.') return false;
+  *digits = s.substr(start, n);
+  ++pos;  // the '.'
+  return true;
+}
+
+}  // namespace
+
+ModelConfig parse_hf_config(const ju::Json& config, const std::string& source) {
+  check(config.is_object(), "{}: config.json must be a JSON object", source);
+  ModelConfig c;
+  c.arch = arch_from_config(config, source);
+  c.vocab_size = ju::get_int(config, "vocab_size", source);
+  c.hidden_size = ju::get_int(config, "hidden_size", source);
+  c.num_layers = ju::get_int(config, "num_hidden_layers", source);
+  c.num_heads = ju::get_int(config, "num_attention_heads", source);
+  check(c.num_heads > 0, "{}: num_attention_heads must be positive", source);
+  c.num_kv_heads = ju::find_int(config, "num_key_value_heads", source).value_or(c.num_heads);
+  c.head_dim = ju::find_int(config, "head_dim", source).value_or(c.hidden_size / c.num_heads);
+  c.max_position = ju::get_int(config, "max_position_embeddings", source);
+  auto number = [&](const char* key, double fallback) {
+    return ju::checked_float(ju::find_number(config, key, source).value_or(fallback), key, source);
+  };
+  c.rms_norm_eps = number("rms_norm_eps", 1e-6);
+  c.rope_theta = number("rope_theta", 10000.0);
+  c.rope_style = RopeStyle::Neox;  // HF checkpoints use rotate_half pairs for every family
+  read_rope_scaling(config, c, source);
+  c.tie_word_embeddings = ju::find_bool(config, "tie_word_embeddings", source).value_or(false);
+  // Qwen2 always has q/k/v biases; the others only when the config says so.
+  c.attention_bias = c.arch == "qwen2" || ju::find_bool(config, "attention_bias", source).value_or(false);
+  c.qk_norm = c.arch == "qwen3" || c.arch == "qwen3moe";
+
+  if (c.arch == "qwen3moe") {
+    c.num_experts = ju::get_int(config, "num_experts", source);
+    c.num_experts_per_token = ju::get_int(config, "num_experts_per_tok", source);
+    c.moe_intermediate_size = ju::get_int(config, "moe_intermediate_size", source);
+    c.intermediate_size = ju::find_int(config, "intermediate_size", source).value_or(0);
+    c.norm_topk_prob = ju::find_bool(config, "norm_topk_prob", source).value_or(false);
+    const int64_t sparse_step = ju::find_int(config, "decoder_sparse_step", source).value_or(1);
+    check(sparse_step == 1, "{}: decoder_sparse_step {} mixes dense and MoE layers (unsupported)", source, sparse_step);
+    auto dense_layers = config.find("mlp_only_layers");
+    check(
+        dense_layers == config.end() || dense_layers->is_null() || (dense_layers->is_array() && dense_layers->empty()),
+        "{}: mlp_only_layers makes some layers dense (unsupported)", source);
+  } else {
+    c.intermediate_size = ju::get_int(config, "intermediate_size", source);
+  }
+  check_model_config(c, source);
+  return c;
+}
+
+std::vector<int32_t> parse_hf_eos_token_ids(const ju::Json& config, const std::string& source) {
+  std::vector<int32_t> ids;
+  if (!config.is_object()) return ids;
+  auto it = config.find("eos_token_id");
+  if (it == config.end() || it->is_null()) return ids;
+  auto add = [&](const ju::Json& v) {
+    const int64_t id = ju::as_int(v, "eos_token_id", source);
+    check(id >= 0 && id <= INT32_MAX, "{}: eos_token_id {} is out of range", source, id);
+    if (std::find(ids.begin(), ids.end(), int32_t(id)) == ids.end()) ids.push_back(int32_t(id));
+  };
+  if (it->is_array()) {
+    for (const ju::Json& v : *it) add(v);
+  } else {
+    add(*it);
+  }
+  return ids;
+}
+
+HfTokenizerConfig parse_hf_tokenizer_config(const ju::Json& config, const std::string& source) {
+  check(config.is_object(), "{}: tokenizer_config.json must be a JSON object", source);
+  HfTokenizerConfig out;
+  auto tmpl = config.find("chat_template");
+  if (tmpl != config.end() && !tmpl->is_null()) {
+    if (tmpl->is_string()) {
+      out.chat_template = tmpl->get<std::string>();
+    } else {
+      check(tmpl->is_array(), "{}: chat_template must be a string or a list of {{name, template}}", source);
+      bool found = false;
+      for (const ju::Json& entry : *tmpl) {
+        check(entry.is_object(), "{}: chat_template list entries must be objects", source);
+        if (ju::find_string(entry, "name", source) == "default") {
+          out.chat_template = ju::get_string(entry, "template", source);
+          found = true;
+        }
+      }
+      check(found, "{}: chat_template list has no entry named 'default'", source);
+    }
+  }
+  out.bos_token = token_string(config, "bos_token", source);
+  out.eos_token = token_string(config, "eos_token", source);
+  out.add_bos_token = ju::find_bool(config, "add_bos_token", source);
+  return out;
+}
+
+GenerationDefaults parse_hf_generation_config(const ju::Json& config, const std::string& source) {
+  check(config.is_object(), "{}: generation_config.json must be a JSON object", source);
+  GenerationDefaults g;
+  g.eos_token_ids = parse_hf_eos_token_ids(config, source);
+  // Greedy-only configs (do_sample false) still record their temperatures; the server decides.
+  if (auto v = ju::find_number(config, "temperature", source)) {
+    g.temperature = ju::checked_float(*v, "temperature", source);
+  }
+  if (auto v = ju::find_number(config, "top_p", source)) {
+    g.top_p = ju::checked_float(*v, "top_p", source);
+  }
+  if (auto v = ju::find_number(config, "min_p", source)) {
+    g.min_p = ju::checked_float(*v, "min_p", source);
+  }
+  if (auto v = ju::find_int(config, "top_k", source)) g.top_k = int(std::clamp<int64_t>(*v, 0, INT32_MAX));
+  if (auto v = ju::find_number(config, "repetition_penalty", source)) {
+    g.repetition_penalty = ju::checked_float(*v, "repetition_penalty", source);
+  }
+  return g;
+}
+
+std::optional<std::string> hf_tensor_to_canonical(const std::string& hf_name) {
+  static const std::pair<const char*, const char*> kTopLevel[] = {
+      {"model.embed_tokens.weight", "token_embd.weight"},
+      {"model.norm.weight", "output_norm.weight"},
+      {"lm_head.weight", "output.weight"},
+  };
+  for (const auto& [hf, canonical] : kTopLevel) {
+    if (hf_name == hf) return canonical;
+  }
+  const std::string layers = "model.layers.";
+  if (hf_name.rfind(layers, 0) != 0) return std::nullopt;
+  size_t pos = layers.size();
+  std::string layer;
+  if (!parse_index(hf_name, pos, &layer)) return std::nullopt;
+  std::string rest = hf_name.substr(pos);
+  const std::string blk = "blk." + layer + ".";
+
+  // Split the parameter kind (weight / bias) off the module path.
+  const size_t dot = rest.rfind('.');
+  if (dot == std::string::npos) return std::nullopt;
+  const std::string kind = rest.substr(dot + 1);
+  const std::string module = rest.substr(0, dot);
+  if (kind != "weight" && kind != "bias") return std::nullopt;
+
+  static const std::pair<const char*, const char*> kLayerModules[] = {
+      {"input_layernorm", "attn_norm"},    {"self_attn.q_proj", "attn_q"},
+      {"self_attn.k_proj", "attn_k"},      {"self_attn.v_proj", "attn_v"},
+      {"self_attn.o_proj", "attn_output"}, {"self_attn.q_norm", "attn_q_norm"},
+      {"self_attn.k_norm", "attn_k_norm"}, {"post_attention_layernorm", "ffn_norm"},
+      {"mlp.gate_proj", "ffn_gate"},       {"mlp.up_proj", "ffn_up"},
+      {"mlp.down_proj", "ffn_down"},       {"mlp.gate", "ffn_gate_inp"},
+  };
+  for (const auto& [hf, canonical] : kLayerModules) {
+    if (module == hf) return blk + canonical + "." + kind;
+  }
+
+  const std::string experts = "mlp.experts.";
+  if (module.rfind(experts, 0) != 0 || kind != "weight") return std::nullopt;
+  size_t epos = experts.size();
+  std::string expert;
+  if (!parse_index(module, epos, &expert)) return std::nullopt;
+  const std::string proj = module.substr(epos);
+  const char* stack = proj == "gate_proj"   ? "ffn_gate_exps"
+                      : proj == "up_proj"   ? "ffn_up_exps"
+                      : proj == "down_proj" ? "ffn_down_exps"
+                                            : nullptr;
+  if (!stack) return std::nullopt;
+  return blk + stack + "." + expert + ".weight";
+}
+
+}  // namespace llmesh

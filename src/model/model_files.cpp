@@ -1,0 +1,185 @@
+#include "model/model_files.h"
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "model/gguf_config.h"
+#include "model/hf_config.h"
+#include "model/safetensors.h"
+#include "text/tokenizer_json.h"
+
+namespace llmesh {
+
+namespace fs = std::filesystem;
+namespace ju = json_util;
+
+namespace {
+
+bool starts_with_gguf_magic(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {};
+  in.read(magic, 4);
+  return in.gcount() == 4 && std::memcmp(magic, "GGUF", 4) == 0;
+}
+
+// The safetensors files of a HF directory: the shards named by
+// model.safetensors.index.json, or model.safetensors. Also returns, for an
+// index, which file each tensor should be in.
+std::vector<std::string> safetensors_files(const fs::path& dir, std::map<std::string, std::string>* expected_file) {
+  const fs::path index_path = dir / "model.safetensors.index.json";
+  if (fs::exists(index_path)) {
+    const std::string source = index_path.string();
+    const ju::Json index = ju::parse_file(source);
+    check(index.is_object(), "{}: must be a JSON object", source);
+    auto map = index.find("weight_map");
+    check(map != index.end() && map->is_object() && !map->empty(), "{}: missing or empty 'weight_map'", source);
+    std::set<std::string> files;
+    for (const auto& [tensor, file] : map->items()) {
+      check(file.is_string(), "{}: weight_map['{}'] must be a file name", source, tensor);
+      const std::string name = file.get<std::string>();
+      // Shards live next to the index; refuse paths that would leave the directory.
+      check(!name.empty() && name.find('/') == std::string::npos && name != "." && name != "..",
+            "{}: weight_map['{}'] = '{}' is not a file name in the model directory", source, tensor, name);
+      files.insert(name);
+      (*expected_file)[tensor] = name;
+    }
+    std::vector<std::string> paths;
+    for (const std::string& f : files) paths.push_back((dir / f).string());
+    return paths;
+  }
+  const fs::path single = dir / "model.safetensors";
+  check(fs::exists(single), "{}: no model.safetensors or model.safetensors.index.json", dir.string());
+  return {single.string()};
+}
+
+// Looks a token string up in the vocabulary (added tokens first); -1 when absent.
+int32_t find_token_id(const BpeVocab& vocab, const std::string& token) {
+  if (token.empty()) return -1;
+  for (const AddedToken& t : vocab.added_tokens) {
+    if (t.content == token) return t.id;
+  }
+  for (size_t id = 0; id < vocab.tokens.size(); ++id) {
+    if (vocab.tokens[id] == token) return int32_t(id);
+  }
+  return -1;
+}
+
+std::string token_text(const BpeVocab& vocab, int32_t id) {
+  return id >= 0 && size_t(id) < vocab.tokens.size() ? vocab.tokens[size_t(id)] : "";
+}
+
+ModelFiles open_hf_directory(const std::string& path) {
+  const fs::path dir(path);
+  ModelFiles files;
+  files.path = path;
+  files.format = "safetensors";
+  const fs::path normalized = dir.lexically_normal();
+  files.name = (normalized.has_filename() ? normalized.filename() : normalized.parent_path().filename()).string();
+
+  const fs::path config_path = dir / "config.json";
+  check(fs::exists(config_path), "{}: not a model directory (no config.json)", path);
+  const ju::Json config = ju::parse_file(config_path.string());
+  files.config = parse_hf_config(config, config_path.string());
+
+  files.weights = WeightStore(path);
+  std::map<std::string, std::string> expected_file;
+  size_t num_ignored = 0;
+  std::string first_ignored;
+  for (const std::string& shard_path : safetensors_files(dir, &expected_file)) {
+    const SafetensorsFile shard = SafetensorsFile::open(shard_path);
+    files.weights.keep_mapping(shard.mapping());
+    const std::string shard_name = fs::path(shard_path).filename().string();
+    for (const Tensor& t : shard.tensors()) {
+      auto expected = expected_file.find(t.name);
+      if (expected != expected_file.end()) {
+        check(expected->second == shard_name, "{}: tensor '{}' is in {} but the index says {}", path, t.name,
+              shard_name, expected->second);
+        expected_file.erase(expected);
+      }
+      files.weights.add_file_tensor(t);
+      std::optional<std::string> canonical = hf_tensor_to_canonical(t.name);
+      if (!canonical) {
+        if (num_ignored++ == 0) first_ignored = t.name;
+        continue;
+      }
+      files.weights.add(*canonical, t);
+    }
+  }
+  check(expected_file.empty(), "{}: tensor '{}' is listed in model.safetensors.index.json but missing from {}", path,
+        expected_file.empty() ? "" : expected_file.begin()->first,
+        expected_file.empty() ? "" : expected_file.begin()->second);
+  if (num_ignored > 0) log_warn("{}: ignoring {} unknown tensor(s), e.g. '{}'", path, num_ignored, first_ignored);
+  check_weights_match_config(files.weights, files.config);
+
+  const fs::path tokenizer_path = dir / "tokenizer.json";
+  check(fs::exists(tokenizer_path), "{}: missing tokenizer.json", path);
+  files.vocab = read_hf_tokenizer_json(tokenizer_path.string());
+  check(files.vocab.tokens.size() <= size_t(files.config.vocab_size),
+        "{}: tokenizer.json has {} tokens but config.json's vocab_size is {}", path, files.vocab.tokens.size(),
+        files.config.vocab_size);
+
+  const fs::path tokenizer_config_path = dir / "tokenizer_config.json";
+  if (fs::exists(tokenizer_config_path)) {
+    const HfTokenizerConfig tc =
+        parse_hf_tokenizer_config(ju::parse_file(tokenizer_config_path.string()), tokenizer_config_path.string());
+    files.chat_template = tc.chat_template;
+    files.bos_token = tc.bos_token;
+    files.eos_token = tc.eos_token;
+    if (tc.add_bos_token) files.vocab.add_bos_token = *tc.add_bos_token;
+  }
+  // Token ids: the tokenizer's own, else the configured token strings, else config.json's ids.
+  BpeVocab& vocab = files.vocab;
+  if (vocab.bos_token_id < 0) vocab.bos_token_id = find_token_id(vocab, files.bos_token);
+  if (vocab.eos_token_id < 0) vocab.eos_token_id = find_token_id(vocab, files.eos_token);
+  const std::string config_source = config_path.string();
+  if (vocab.bos_token_id < 0) {
+    if (auto id = ju::find_int(config, "bos_token_id", config_source);
+        id && *id >= 0 && size_t(*id) < vocab.tokens.size()) {
+      vocab.bos_token_id = int32_t(*id);
+    }
+  }
+  const std::vector<int32_t> config_eos_ids = parse_hf_eos_token_ids(config, config_source);
+  if (vocab.eos_token_id < 0 && !config_eos_ids.empty() && size_t(config_eos_ids[0]) < vocab.tokens.size()) {
+    vocab.eos_token_id = config_eos_ids[0];
+  }
+  if (files.bos_token.empty()) files.bos_token = token_text(vocab, vocab.bos_token_id);
+  if (files.eos_token.empty()) files.eos_token = token_text(vocab, vocab.eos_token_id);
+
+  const fs::path generation_path = dir / "generation_config.json";
+  if (fs::exists(generation_path)) {
+    files.generation = parse_hf_generation_config(ju::parse_file(generation_path.string()), generation_path.string());
+  }
+  if (files.generation.eos_token_ids.empty()) files.generation.eos_token_ids = config_eos_ids;
+  if (files.generation.eos_token_ids.empty() && vocab.eos_token_id >= 0) {
+    files.generation.eos_token_ids.push_back(vocab.eos_token_id);
+  }
+  for (int32_t id : files.generation.eos_token_ids) {
+    check(id >= 0 && int64_t(id) < files.config.vocab_size, "{}: eos token id {} is outside the vocabulary", path, id);
+  }
+  return files;
+}
+
+}  // namespace
+
+ModelFiles open_model(const std::string& path) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  check(!ec && fs::exists(status), "{}: no such file or directory", path);
+  if (fs::is_directory(status)) return open_hf_directory(path);
+  check(fs::is_regular_file(status), "{}: not a regular file or directory", path);
+  if (starts_with_gguf_magic(path)) {
+    const GgufFile gguf = GgufFile::open(path);
+    return model_from_gguf(gguf, path);
+  }
+  if (fs::path(path).extension() == ".safetensors") {
+    fail("{}: a lone .safetensors file; pass the model directory (with config.json and tokenizer.json) instead", path);
+  }
+  fail("{}: not a GGUF file (bad magic) and not a Hugging Face model directory", path);
+}
+
+}  // namespace llmesh

@@ -1,0 +1,177 @@
+#include "model/weight_store.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "core/mapped_file.h"
+#include "model/model_config.h"
+
+namespace llmesh {
+
+void WeightStore::keep_mapping(std::shared_ptr<const MappedFile> mapping) { mappings_.push_back(std::move(mapping)); }
+
+void WeightStore::add_file_tensor(const Tensor& tensor) { file_tensors_.push_back(tensor); }
+
+void WeightStore::add(const std::string& canonical_name, Tensor view) {
+  view.name = canonical_name;
+  auto [it, inserted] = by_name_.emplace(canonical_name, std::move(view));
+  check(inserted, "{}: duplicate tensor '{}'", model_path_, canonical_name);
+}
+
+const Tensor& WeightStore::get(const std::string& canonical_name) const {
+  const Tensor* t = find(canonical_name);
+  check(t != nullptr, "{}: missing tensor '{}'", model_path_, canonical_name);
+  return *t;
+}
+
+const Tensor* WeightStore::find(const std::string& canonical_name) const {
+  auto it = by_name_.find(canonical_name);
+  return it == by_name_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> WeightStore::names() const {
+  std::vector<std::string> out;
+  out.reserve(by_name_.size());
+  for (const auto& [name, tensor] : by_name_) out.push_back(name);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+uint64_t WeightStore::file_bytes() const {
+  uint64_t total = 0;
+  for (const Tensor& t : file_tensors_) total += t.num_bytes();
+  return total;
+}
+
+void WeightStore::prefault() const {
+  for (const auto& mapping : mappings_) mapping->prefault("loading " + mapping->path());
+}
+
+namespace {
+
+// Upper bounds far beyond any real model; they keep absurd configs from turning
+// into absurd allocations later.
+constexpr int64_t kMaxWidth = int64_t(1) << 20;  // hidden, ffn, head_dim, vocab rows
+constexpr int64_t kMaxVocab = int64_t(1) << 24;
+constexpr int64_t kMaxLayers = 4096;
+constexpr int64_t kMaxHeads = 4096;
+constexpr int64_t kMaxExperts = 4096;
+constexpr int64_t kMaxPosition = int64_t(1) << 27;
+
+void check_range(int64_t value, int64_t min, int64_t max, const char* what, const std::string& source) {
+  check(value >= min && value <= max, "{}: {} = {} is out of range [{}, {}]", source, what, value, min, max);
+}
+
+}  // namespace
+
+void check_model_config(const ModelConfig& c, const std::string& source) {
+  check_range(c.vocab_size, 1, kMaxVocab, "vocab_size", source);
+  check_range(c.hidden_size, 1, kMaxWidth, "hidden_size", source);
+  check_range(c.num_layers, 1, kMaxLayers, "num_layers", source);
+  check_range(c.num_heads, 1, kMaxHeads, "num_heads", source);
+  check_range(c.num_kv_heads, 1, c.num_heads, "num_kv_heads", source);
+  check(c.num_heads % c.num_kv_heads == 0, "{}: num_heads {} is not a multiple of num_kv_heads {}", source, c.num_heads,
+        c.num_kv_heads);
+  check_range(c.head_dim, 2, kMaxWidth, "head_dim", source);
+  check(c.head_dim % 2 == 0, "{}: head_dim {} must be even for RoPE", source, c.head_dim);
+  check_range(c.max_position, 1, kMaxPosition, "max_position", source);
+  check(c.rms_norm_eps > 0 && c.rms_norm_eps < 1, "{}: rms_norm_eps {} is out of range", source, c.rms_norm_eps);
+  check(c.rope_theta > 0 && c.rope_theta < 1e12f, "{}: rope_theta {} is out of range", source, c.rope_theta);
+  if (c.is_moe()) {
+    check_range(c.num_experts, 1, kMaxExperts, "num_experts", source);
+    check_range(c.num_experts_per_token, 1, c.num_experts, "num_experts_per_token", source);
+    check_range(c.moe_intermediate_size, 1, kMaxWidth, "moe_intermediate_size", source);
+    if (c.intermediate_size != 0) check_range(c.intermediate_size, 1, kMaxWidth, "intermediate_size", source);
+  } else {
+    check_range(c.intermediate_size, 1, kMaxWidth, "intermediate_size", source);
+  }
+  if (c.rope_scaling.type == "llama3") {
+    check(c.rope_scaling.factor >= 1 && c.rope_scaling.factor < 1e6f, "{}: rope_scaling factor {} is out of range",
+          source, c.rope_scaling.factor);
+    check(c.rope_scaling.high_freq_factor > c.rope_scaling.low_freq_factor && c.rope_scaling.low_freq_factor > 0,
+          "{}: rope_scaling needs 0 < low_freq_factor < high_freq_factor (got {} and {})", source,
+          c.rope_scaling.low_freq_factor, c.rope_scaling.high_freq_factor);
+    check_range(c.rope_scaling.original_max_position, 1, kMaxPosition, "rope_scaling original_max_position_embeddings",
+                source);
+  } else {
+    check(c.rope_scaling.type.empty(), "{}: unsupported rope scaling '{}'", source, c.rope_scaling.type);
+  }
+}
+
+namespace {
+
+class ShapeChecker {
+ public:
+  ShapeChecker(const WeightStore& weights) : weights_(weights) {}
+
+  void require(const std::string& name, std::vector<int64_t> shape) const {
+    const Tensor* t = weights_.find(name);
+    check(t != nullptr, "{}: missing required tensor '{}'", weights_.model_path(), name);
+    expect_shape(*t, shape);
+  }
+  void optional(const std::string& name, std::vector<int64_t> shape) const {
+    if (const Tensor* t = weights_.find(name)) expect_shape(*t, shape);
+  }
+
+ private:
+  void expect_shape(const Tensor& t, const std::vector<int64_t>& shape) const {
+    if (t.shape == shape) return;
+    Tensor expected;
+    expected.shape = shape;
+    fail("{}: tensor '{}' has shape {}, but the config implies {}", weights_.model_path(), t.name, t.shape_string(),
+         expected.shape_string());
+  }
+  const WeightStore& weights_;
+};
+
+}  // namespace
+
+void check_weights_match_config(const WeightStore& weights, const ModelConfig& c) {
+  const ShapeChecker shapes(weights);
+  const int64_t hidden = c.hidden_size;
+  const int64_t q_dim = c.num_heads * c.head_dim, kv_dim = c.num_kv_heads * c.head_dim;
+  shapes.require("token_embd.weight", {c.vocab_size, hidden});
+  shapes.require("output_norm.weight", {hidden});
+  if (c.tie_word_embeddings) {
+    shapes.optional("output.weight", {c.vocab_size, hidden});
+  } else {
+    shapes.require("output.weight", {c.vocab_size, hidden});
+  }
+  shapes.optional("rope_freqs.weight", {c.head_dim / 2});
+  for (int64_t layer = 0; layer < c.num_layers; ++layer) {
+    const std::string blk = "blk." + std::to_string(layer) + ".";
+    shapes.require(blk + "attn_norm.weight", {hidden});
+    shapes.require(blk + "attn_q.weight", {q_dim, hidden});
+    shapes.require(blk + "attn_k.weight", {kv_dim, hidden});
+    shapes.require(blk + "attn_v.weight", {kv_dim, hidden});
+    shapes.require(blk + "attn_output.weight", {hidden, q_dim});
+    if (c.attention_bias) {
+      shapes.require(blk + "attn_q.bias", {q_dim});
+      shapes.require(blk + "attn_k.bias", {kv_dim});
+      shapes.require(blk + "attn_v.bias", {kv_dim});
+    }
+    shapes.optional(blk + "attn_output.bias", {hidden});
+    if (c.qk_norm) {
+      shapes.require(blk + "attn_q_norm.weight", {c.head_dim});
+      shapes.require(blk + "attn_k_norm.weight", {c.head_dim});
+    }
+    shapes.require(blk + "ffn_norm.weight", {hidden});
+    if (c.is_moe()) {
+      const int64_t ffn = c.moe_intermediate_size;
+      shapes.require(blk + "ffn_gate_inp.weight", {c.num_experts, hidden});
+      for (int64_t e = 0; e < c.num_experts; ++e) {
+        const std::string suffix = "." + std::to_string(e) + ".weight";
+        shapes.require(blk + "ffn_gate_exps" + suffix, {ffn, hidden});
+        shapes.require(blk + "ffn_up_exps" + suffix, {ffn, hidden});
+        shapes.require(blk + "ffn_down_exps" + suffix, {hidden, ffn});
+      }
+    } else {
+      const int64_t ffn = c.intermediate_size;
+      shapes.require(blk + "ffn_gate.weight", {ffn, hidden});
+      shapes.require(blk + "ffn_up.weight", {ffn, hidden});
+      shapes.require(blk + "ffn_down.weight", {hidden, ffn});
+    }
+  }
+}
+
+}  // namespace llmesh

@@ -1,0 +1,58 @@
+// libFuzzer target: arbitrary bytes as a GGUF file, through the whole GGUF
+// path (header, metadata accessors, config, vocabulary, canonical weights,
+// shape checks). Bad input must end in llmesh::Error; anything else (a crash,
+// a sanitizer report, another exception) is a bug.
+#include <cstdint>
+#include <cstring>
+
+#include "core/error.h"
+#include "model/gguf.h"
+#include "model/gguf_config.h"
+
+namespace {
+
+// Reads the first and last byte of every view, so ASan sees any view that leaves the input.
+uint32_t touch(const llmesh::Tensor& t) {
+  const auto* p = static_cast<const uint8_t*>(t.data);
+  const size_t n = t.num_bytes();
+  return n == 0 ? 0u : uint32_t(p[0]) + p[n - 1];
+}
+
+void exercise_accessors(const llmesh::GgufFile& gguf) {
+  for (const auto& [key, value] : gguf.metadata()) {
+    (void)gguf.value_to_string(value);
+    try {
+      if (value.type == llmesh::GgufValueType::Array) {
+        if (value.array_type == llmesh::GgufValueType::String) {
+          (void)gguf.get_string_array(key);
+        } else if (value.array_type == llmesh::GgufValueType::F32 || value.array_type == llmesh::GgufValueType::F64) {
+          (void)gguf.get_float_array(key);
+        } else {
+          (void)gguf.get_int_array(key);
+        }
+      } else {
+        (void)gguf.find_int(key);
+      }
+    } catch (const llmesh::Error&) {
+    }
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  try {
+    const llmesh::GgufFile gguf = llmesh::GgufFile::parse(data, size, "fuzz.gguf");
+    exercise_accessors(gguf);
+    volatile uint32_t sink = 0;
+    for (const llmesh::Tensor& t : gguf.tensors()) sink = sink + touch(t);
+    try {
+      (void)llmesh::read_gguf_vocab(gguf);
+    } catch (const llmesh::Error&) {
+    }
+    const llmesh::ModelFiles files = llmesh::model_from_gguf(gguf, "fuzz.gguf");
+    for (const std::string& name : files.weights.names()) sink = sink + touch(files.weights.get(name));
+  } catch (const llmesh::Error&) {
+  }
+  return 0;
+}

@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""Writes a small seed corpus for the fuzz targets: valid tiny GGUF models
+(dense, MoE, quantized, llama with rope_freqs, qwen2 with biases), safetensors
+files and HF JSON configs. Written from the format specs; no dependencies.
+
+usage: make_seeds.py OUT_DIR   (creates OUT_DIR/{gguf,safetensors,json})
+"""
+import json
+import os
+import struct
+import sys
+
+U8, I8, U16, I16, U32, I32, F32, BOOL, STRING, ARRAY, U64, I64, F64 = range(13)
+GGML_F32, GGML_F16, GGML_Q4_0, GGML_Q8_0, GGML_BF16 = 0, 1, 2, 8, 30
+
+
+def gguf_string(s):
+    b = s.encode()
+    return struct.pack("<Q", len(b)) + b
+
+
+def gguf_value(vtype, value):
+    scalar = {U8: "B", I8: "b", U16: "H", I16: "h", U32: "I", I32: "i", F32: "f", BOOL: "?", U64: "Q", I64: "q", F64: "d"}
+    if vtype in scalar:
+        return struct.pack("<" + scalar[vtype], value)
+    if vtype == STRING:
+        return gguf_string(value)
+    elem_type, items = value
+    out = struct.pack("<IQ", elem_type, len(items))
+    for item in items:
+        out += gguf_value(elem_type, item)
+    return out
+
+
+def tensor_bytes(shape, ggml_type):
+    n = 1
+    for d in shape:
+        n *= d
+    if ggml_type == GGML_F32:
+        return struct.pack("<%df" % n, *[(i % 17) / 16.0 for i in range(n)])
+    if ggml_type in (GGML_F16, GGML_BF16):
+        return b"\x00\x3c" * n
+    if ggml_type == GGML_Q8_0:
+        return (b"\x00\x3c" + bytes(range(32))) * (n // 32)
+    if ggml_type == GGML_Q4_0:
+        return (b"\x00\x3c" + bytes(range(16))) * (n // 32)
+    raise ValueError(ggml_type)
+
+
+def gguf_file(kvs, tensors, alignment=32):
+    """kvs: [(key, type, value)]; tensors: [(name, shape outermost-first, ggml_type)]."""
+    out = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(kvs) + 1)
+    out += gguf_string("general.alignment") + struct.pack("<II", U32, alignment)
+    for key, vtype, value in kvs:
+        out += gguf_string(key) + struct.pack("<I", vtype) + gguf_value(vtype, value)
+    data = b""
+    for name, shape, ggml_type in tensors:
+        data += b"\x00" * (-len(data) % alignment)
+        out += gguf_string(name) + struct.pack("<I", len(shape))
+        out += b"".join(struct.pack("<Q", d) for d in reversed(shape))
+        out += struct.pack("<IQ", ggml_type, len(data))
+        data += tensor_bytes(shape, ggml_type)
+    out += b"\x00" * (-len(out) % alignment)
+    return out + data
+
+
+def tiny_model(arch, matrix_type=GGML_F32, experts=0, tied=False):
+    hidden, heads, kv_heads, head_dim, ffn, vocab, layers = 32, 2, 1, 16, 32, 12, 1
+    a = arch + "."
+    tokens = ["a", "b", "c", "d", "ab", "cd", "abcd", "<s>", "</s>", "<eot>", "<tool>", "[PAD11]"]
+    types = [1, 1, 1, 1, 1, 1, 1, 3, 3, 3, 4, 5]
+    kvs = [
+        ("general.architecture", STRING, arch), ("general.name", STRING, "seed-" + arch),
+        (a + "context_length", U32, 256), (a + "embedding_length", U32, hidden), (a + "block_count", U32, layers),
+        (a + "feed_forward_length", U32, ffn), (a + "attention.head_count", U32, heads),
+        (a + "attention.head_count_kv", U32, kv_heads), (a + "attention.key_length", U32, head_dim),
+        (a + "attention.layer_norm_rms_epsilon", F32, 1e-6), (a + "rope.freq_base", F32, 10000.0),
+        ("tokenizer.ggml.model", STRING, "gpt2"), ("tokenizer.ggml.pre", STRING, "llama-bpe" if arch == "llama" else "qwen2"),
+        ("tokenizer.ggml.tokens", ARRAY, (STRING, tokens)), ("tokenizer.ggml.token_type", ARRAY, (I32, types)),
+        ("tokenizer.ggml.merges", ARRAY, (STRING, ["a b", "c d", "ab cd"])),
+        ("tokenizer.ggml.bos_token_id", U32, 7), ("tokenizer.ggml.eos_token_id", U32, 8),
+        ("tokenizer.ggml.eot_token_id", U32, 9), ("tokenizer.ggml.add_bos_token", BOOL, arch == "llama"),
+        ("tokenizer.chat_template", STRING, "{% for m in messages %}{{ m.content }}{% endfor %}"),
+        ("general.sampling.temp", F32, 0.7), ("general.sampling.top_k", I32, 20),
+    ]
+    if experts:
+        kvs += [(a + "expert_count", U32, experts), (a + "expert_used_count", U32, 1),
+                (a + "expert_feed_forward_length", U32, 32)]
+    q, kv = heads * head_dim, kv_heads * head_dim
+    m = matrix_type
+    tensors = [("token_embd.weight", [vocab, hidden], m), ("output_norm.weight", [hidden], GGML_F32)]
+    if not tied:
+        tensors.append(("output.weight", [vocab, hidden], m))
+    if arch == "llama":
+        tensors.append(("rope_freqs.weight", [head_dim // 2], GGML_F32))
+    for layer in range(layers):
+        b = "blk.%d." % layer
+        tensors += [(b + "attn_norm.weight", [hidden], GGML_F32), (b + "attn_q.weight", [q, hidden], m),
+                    (b + "attn_k.weight", [kv, hidden], m), (b + "attn_v.weight", [kv, hidden], m),
+                    (b + "attn_output.weight", [hidden, q], m), (b + "ffn_norm.weight", [hidden], GGML_F32)]
+        if arch == "qwen2":
+            tensors += [(b + "attn_q.bias", [q], GGML_F32), (b + "attn_k.bias", [kv], GGML_F32),
+                        (b + "attn_v.bias", [kv], GGML_F32)]
+        if arch in ("qwen3", "qwen3moe"):
+            tensors += [(b + "attn_q_norm.weight", [head_dim], GGML_F32), (b + "attn_k_norm.weight", [head_dim], GGML_F32)]
+        if experts:
+            tensors += [(b + "ffn_gate_inp.weight", [experts, hidden], GGML_F32),
+                        (b + "ffn_gate_exps.weight", [experts, 32, hidden], m),
+                        (b + "ffn_up_exps.weight", [experts, 32, hidden], m),
+                        (b + "ffn_down_exps.weight", [experts, hidden, 32], m)]
+        else:
+            tensors += [(b + "ffn_gate.weight", [ffn, hidden], m), (b + "ffn_up.weight", [ffn, hidden], m),
+                        (b + "ffn_down.weight", [hidden, ffn], m)]
+    return gguf_file(kvs, tensors)
+
+
+def metadata_only():
+    kvs = [("u8", U8, 1), ("i8", I8, -1), ("u16", U16, 2), ("i16", I16, -2), ("u32", U32, 3), ("i32", I32, -3),
+           ("f32", F32, 0.5), ("bool", BOOL, True), ("str", STRING, "x"), ("u64", U64, 4), ("i64", I64, -4),
+           ("f64", F64, 0.25), ("ints", ARRAY, (I32, [1, 2, 3])), ("floats", ARRAY, (F32, [0.5, 1.5])),
+           ("nested", ARRAY, (ARRAY, [(U8, [1, 2]), (STRING, ["a"])]))]
+    return gguf_file(kvs, [("t", [2, 32], GGML_Q4_0), ("u", [3], GGML_BF16)])
+
+
+def safetensors_file(entries):
+    header, data = {}, b""
+    for name, dtype, shape in entries:
+        n = 1
+        for d in shape:
+            n *= d
+        size = n * {"F32": 4, "F16": 2, "BF16": 2}[dtype]
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(data), len(data) + size]}
+        data += bytes(i % 251 for i in range(size))
+    header["__metadata__"] = {"format": "pt"}
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text + data
+
+
+def hf_config(arch_class, **extra):
+    config = {"architectures": [arch_class], "vocab_size": 12, "hidden_size": 32, "intermediate_size": 32,
+              "num_hidden_layers": 1, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 16,
+              "max_position_embeddings": 256, "rms_norm_eps": 1e-6, "rope_theta": 10000.0,
+              "tie_word_embeddings": False, "eos_token_id": [8, 9]}
+    config.update(extra)
+    return config
+
+
+def main():
+    out = sys.argv[1]
+    for sub in ("gguf", "safetensors", "json"):
+        os.makedirs(os.path.join(out, sub), exist_ok=True)
+
+    def write(rel, data):
+        with open(os.path.join(out, rel), "wb") as f:
+            f.write(data if isinstance(data, bytes) else json.dumps(data).encode())
+
+    write("gguf/qwen3_f32.gguf", tiny_model("qwen3"))
+    write("gguf/qwen3moe_q8_0.gguf", tiny_model("qwen3moe", GGML_Q8_0, experts=2))
+    write("gguf/llama_q4_0.gguf", tiny_model("llama", GGML_Q4_0))
+    write("gguf/qwen2_f16_tied.gguf", tiny_model("qwen2", GGML_F16, tied=True))
+    write("gguf/metadata_only.gguf", metadata_only())
+    write("safetensors/dense.safetensors", safetensors_file([
+        ("model.embed_tokens.weight", "F32", [12, 32]), ("model.layers.0.self_attn.q_proj.weight", "BF16", [32, 32]),
+        ("model.layers.0.self_attn.q_proj.bias", "F16", [32]), ("model.norm.weight", "F32", [32])]))
+    write("safetensors/experts.safetensors", safetensors_file([
+        ("model.layers.0.mlp.gate.weight", "F32", [2, 32]),
+        ("model.layers.0.mlp.experts.1.down_proj.weight", "BF16", [32, 8]), ("scalar", "F32", []),
+        ("empty", "F16", [0, 4])]))
+    write("json/qwen3.json", hf_config("Qwen3ForCausalLM"))
+    write("json/qwen2.json", hf_config("Qwen2ForCausalLM", head_dim=None))
+    write("json/llama3.json", hf_config("LlamaForCausalLM", rope_scaling={
+        "rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 64}))
+    write("json/qwen3moe.json", hf_config("Qwen3MoeForCausalLM", num_experts=4, num_experts_per_tok=2,
+                                          moe_intermediate_size=16, norm_topk_prob=True, decoder_sparse_step=1,
+                                          mlp_only_layers=[]))
+    write("json/model_type.json", {"model_type": "qwen3_moe", "vocab_size": 1})
+    write("json/tokenizer_config.json", {"bos_token": {"content": "<s>"}, "eos_token": "</s>", "add_bos_token": True,
+                                         "chat_template": [{"name": "default", "template": "x"},
+                                                           {"name": "tool_use", "template": "y"}]})
+    write("json/generation_config.json", {"eos_token_id": [8, 9], "temperature": 0.6, "top_p": 0.95, "top_k": 20,
+                                          "min_p": 0.0, "repetition_penalty": 1.05})
+    write("json/tensor_name.txt", b"model.layers.3.mlp.experts.17.up_proj.weight")
+
+
+if __name__ == "__main__":
+    main()

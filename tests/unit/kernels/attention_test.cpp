@@ -1,0 +1,147 @@
+// Paged attention against a naive attention over contiguous K/V kept by the test.
+// The pool's block tables are shuffled and non-contiguous, several sequences share
+// one flattened batch (a prefill chunk, decodes, a first token), with GQA 1:1, 2:1 and 4:1.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "kernels/cpu/avx512_ops.h"
+#include "kernels/ops.h"
+#include "kernels/ref/ref_ops.h"
+#include "kernel_test_util.h"
+
+namespace llmesh::kernels {
+namespace {
+
+struct AttentionCase {
+  int64_t num_heads, num_kv_heads, head_dim, block_size;
+};
+
+// One sequence: its K/V laid out contiguously [length, num_kv_heads, head_dim], and its blocks.
+struct TestSequence {
+  int64_t length;
+  std::vector<float> k, v;
+  std::vector<int32_t> block_table;
+};
+
+// Naive attention of one query over positions 0..pos of seq, written straight from the definition.
+void naive_attention(const float* q, const TestSequence& seq, int64_t pos, const AttentionCase& c, float scale,
+                     float* out) {
+  const int64_t group = c.num_heads / c.num_kv_heads;
+  for (int64_t h = 0; h < c.num_heads; ++h) {
+    const int64_t kv_head = h / group;
+    std::vector<double> weights(size_t(pos + 1));
+    for (int64_t j = 0; j <= pos; ++j) {
+      double dot = 0.0;
+      for (int64_t d = 0; d < c.head_dim; ++d)
+        dot += double(q[h * c.head_dim + d]) * seq.k[size_t((j * c.num_kv_heads + kv_head) * c.head_dim + d)];
+      weights[size_t(j)] = dot * scale;
+    }
+    const double max_w = *std::max_element(weights.begin(), weights.end());
+    double sum = 0.0;
+    for (double& w : weights) sum += w = std::exp(w - max_w);
+    for (int64_t d = 0; d < c.head_dim; ++d) {
+      double acc = 0.0;
+      for (int64_t j = 0; j <= pos; ++j)
+        acc += weights[size_t(j)] * seq.v[size_t((j * c.num_kv_heads + kv_head) * c.head_dim + d)];
+      out[h * c.head_dim + d] = float(acc / sum);
+    }
+  }
+}
+
+void run_case(const AttentionCase& c) {
+  SCOPED_TRACE(fmt::format("heads={} kv_heads={} head_dim={} block_size={}", c.num_heads, c.num_kv_heads,
+                           c.head_dim, c.block_size));
+  const int64_t lengths[] = {70, 1, 40, 17};
+  int64_t num_blocks = 3;  // spare blocks nobody uses: garbage there must not leak in
+  for (int64_t len : lengths) num_blocks += (len + c.block_size - 1) / c.block_size;
+  const int64_t slot_floats = c.num_kv_heads * c.head_dim;
+  // The pool starts full of NaN: reading any slot that was not written poisons the result.
+  std::vector<float> k_pool(size_t(num_blocks * c.block_size * slot_floats), NAN), v_pool(k_pool.size(), NAN);
+  const KvLayerView kv{k_pool.data(), v_pool.data(), c.block_size, c.num_kv_heads, c.head_dim};
+
+  std::vector<int32_t> block_ids(static_cast<size_t>(num_blocks));
+  std::iota(block_ids.begin(), block_ids.end(), 0);
+  std::shuffle(block_ids.begin(), block_ids.end(), std::mt19937(uint32_t(c.head_dim + c.block_size)));
+  std::vector<TestSequence> seqs;
+  size_t next_block = 0;
+  for (int64_t len : lengths) {
+    TestSequence s{len, testing::random_floats(size_t(len * slot_floats), uint32_t(len)),
+                   testing::random_floats(size_t(len * slot_floats), uint32_t(len + 1000)), {}};
+    for (int64_t b = 0; b < (len + c.block_size - 1) / c.block_size; ++b) s.block_table.push_back(block_ids[next_block++]);
+    // Write every position through store_kv, one sequence per call.
+    std::vector<int64_t> slots(static_cast<size_t>(len));
+    for (int64_t p = 0; p < len; ++p)
+      slots[size_t(p)] = int64_t(s.block_table[size_t(p / c.block_size)]) * c.block_size + p % c.block_size;
+    store_kv(s.k.data(), s.v.data(), slots.data(), len, kv);
+    seqs.push_back(std::move(s));
+  }
+
+  // The flattened batch: seq 0 a prefill chunk (positions 30..69), seq 1 its first token,
+  // seq 2 a decode at its last position, seq 3 a chunk (positions 5..16) — interleaved order.
+  std::vector<int32_t> seq_index, positions;
+  for (int32_t p = 30; p < 70; ++p) seq_index.push_back(0), positions.push_back(p);
+  seq_index.push_back(1), positions.push_back(0);
+  seq_index.push_back(2), positions.push_back(39);
+  for (int32_t p = 5; p < 17; ++p) seq_index.push_back(3), positions.push_back(p);
+  const int64_t num_tokens = int64_t(positions.size());
+  std::vector<const int32_t*> tables;
+  for (const TestSequence& s : seqs) tables.push_back(s.block_table.data());
+  const AttentionBatch batch{num_tokens, positions.data(), seq_index.data(), tables.data()};
+
+  const size_t q_floats = size_t(num_tokens * c.num_heads * c.head_dim);
+  const std::vector<float> q = testing::random_floats(q_floats, 77, -2.0f, 2.0f);
+  const float scale = 1.0f / std::sqrt(float(c.head_dim));
+  std::vector<float> expected(q_floats);
+  for (int64_t t = 0; t < num_tokens; ++t)
+    naive_attention(q.data() + t * c.num_heads * c.head_dim, seqs[size_t(seq_index[size_t(t)])],
+                    positions[size_t(t)], c, scale, expected.data() + t * c.num_heads * c.head_dim);
+
+  ThreadPool pool(2);
+  using AttentionFn = void (*)(const float*, float*, const AttentionBatch&, const KvLayerView&, int64_t, float,
+                               ThreadPool&);
+  std::vector<std::pair<const char*, AttentionFn>> impls = {{"ref", ref::paged_attention},
+                                                            {"dispatched", kernels::paged_attention}};
+  if (cpu::has_avx512_kernels()) impls.push_back({"avx512", avx512::paged_attention});
+  for (auto [name, fn] : impls) {
+    SCOPED_TRACE(name);
+    testing::GuardedOutput out(q_floats);
+    fn(q.data(), out.data(), batch, kv, c.num_heads, scale, pool);
+    EXPECT_LT(testing::nmse(out.data(), expected.data(), q_floats), 1e-10);
+    EXPECT_TRUE(out.guard_intact());
+  }
+}
+
+TEST(PagedAttention, MatchesNaiveAttention) {
+  const AttentionCase cases[] = {
+      {4, 4, 64, 16},    // multi-head
+      {8, 4, 128, 16},   // GQA 2:1, Qwen3-like head_dim
+      {16, 4, 64, 5},    // GQA 4:1, block size not a power of two
+      {8, 2, 128, 32},   // GQA 4:1
+      {4, 2, 48, 16},    // head_dim with no fast kernel: falls back to the reference
+      {2, 1, 256, 7},
+      {32, 1, 64, 16},   // a group wider than one 16-query tile
+  };
+  for (const AttentionCase& c : cases) run_case(c);
+}
+
+TEST(StoreKv, WritesSlotsAndSkipsNegative) {
+  // 2 blocks of 2 slots, 1 kv head of 4 floats: slot s lives at floats [4s, 4s + 4).
+  std::vector<float> k_pool(16, 0.0f), v_pool(16, 0.0f);
+  const KvLayerView kv{k_pool.data(), v_pool.data(), 2, 1, 4};
+  const float k_new[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  const float v_new[12] = {-1, -2, -3, -4, -5, -6, -7, -8, -9, -10, -11, -12};
+  const int64_t slots[3] = {3, -1, 0};  // block 1 offset 1; padding; block 0 offset 0
+  store_kv(k_new, v_new, slots, 3, kv);
+  const std::vector<float> want_k = {9, 10, 11, 12, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4};
+  const std::vector<float> want_v = {-9, -10, -11, -12, 0, 0, 0, 0, 0, 0, 0, 0, -1, -2, -3, -4};
+  EXPECT_EQ(k_pool, want_k);
+  EXPECT_EQ(v_pool, want_v);
+}
+
+}  // namespace
+}  // namespace llmesh::kernels

@@ -1,0 +1,147 @@
+// matmul: the AVX-512 paths (decode dot tiles, prefill panels) against the scalar reference,
+// over a table of shapes, token counts and every weight dtype.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "kernels/cpu/avx512_ops.h"
+#include "kernels/ops.h"
+#include "kernels/ref/ref_ops.h"
+#include "kernel_test_util.h"
+
+namespace llmesh::kernels {
+namespace {
+
+using testing::GuardedOutput;
+using testing::nmse;
+using testing::random_floats;
+
+// Weight bytes of `dtype` for a {rows, cols} matrix made from random f32 values.
+std::vector<uint8_t> make_weights(DType dtype, int64_t rows, int64_t cols, uint32_t seed) {
+  const std::vector<float> values = random_floats(size_t(rows * cols), seed);
+  const size_t row_bytes = dtype_row_bytes(dtype, cols);
+  std::vector<uint8_t> bytes(size_t(rows) * row_bytes);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* src = values.data() + r * cols;
+    uint8_t* dst = bytes.data() + size_t(r) * row_bytes;
+    for (int64_t c = 0; c < cols; ++c) {
+      switch (dtype) {
+        case DType::F32: std::memcpy(dst + 4 * c, &src[c], 4); break;
+        case DType::F16: { const uint16_t h = f32_to_f16(src[c]); std::memcpy(dst + 2 * c, &h, 2); break; }
+        case DType::BF16: { const uint16_t h = f32_to_bf16(src[c]); std::memcpy(dst + 2 * c, &h, 2); break; }
+        default: break;
+      }
+    }
+    if (dtype == DType::Q8_0) quantize_row_q8_0(src, reinterpret_cast<BlockQ8_0*>(dst), cols);
+    if (dtype == DType::Q4_0) quantize_row_q4_0(src, reinterpret_cast<BlockQ4_0*>(dst), cols);
+  }
+  return bytes;
+}
+
+struct MatmulCase {
+  DType dtype;
+  int64_t num_out, num_in, num_tokens;
+};
+
+std::string case_name(const MatmulCase& c) {
+  return fmt::format("{} out={} in={} tokens={}", dtype_name(c.dtype), c.num_out, c.num_in, c.num_tokens);
+}
+
+std::vector<MatmulCase> matmul_cases() {
+  std::vector<MatmulCase> cases;
+  const DType all[] = {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0};
+  for (DType dtype : all) {
+    const bool quantized = dtype_block_size(dtype) > 1;
+    // Shapes: a single row, rows not a multiple of 4 (decode tail) or 32 (prefill panel mask),
+    // inputs spanning several 256-wide K blocks with a partial last one.
+    const std::vector<std::pair<int64_t, int64_t>> shapes =
+        quantized ? std::vector<std::pair<int64_t, int64_t>>{{1, 32}, {7, 64}, {37, 96}, {67, 288}, {64, 544}}
+                  : std::vector<std::pair<int64_t, int64_t>>{{1, 5}, {7, 33}, {37, 77}, {67, 300}, {64, 544}};
+    for (auto [num_out, num_in] : shapes)
+      for (int64_t num_tokens : {1, 3, 17, 64, 130}) cases.push_back({dtype, num_out, num_in, num_tokens});
+  }
+  return cases;
+}
+
+// x rounded the way the int8 activation path sees it: per block of 32, d = amax / 127 (f32),
+// x -> d * round(x / d). Written independently of the kernels.
+std::vector<float> round_activations_to_int8_blocks(const std::vector<float>& x) {
+  std::vector<float> rounded(x.size());
+  for (size_t b = 0; b < x.size(); b += 32) {
+    float amax = 0.0f;
+    for (size_t j = b; j < b + 32; ++j) amax = std::max(amax, std::fabs(x[j]));
+    const float d = amax / 127.0f;
+    for (size_t j = b; j < b + 32; ++j) rounded[j] = d == 0.0f ? 0.0f : d * std::nearbyint(x[j] * (1.0f / d));
+  }
+  return rounded;
+}
+
+using MatmulFn = void (*)(const Tensor&, const float*, float*, int64_t, ThreadPool&);
+
+void check_against_reference(const MatmulCase& c, MatmulFn fast, bool fast_quantizes_x, ThreadPool& pool) {
+  SCOPED_TRACE(case_name(c));
+  const std::vector<uint8_t> bytes = make_weights(c.dtype, c.num_out, c.num_in, uint32_t(c.num_out * 131 + c.num_in));
+  const Tensor w{"w", c.dtype, {c.num_out, c.num_in}, bytes.data()};
+  const std::vector<float> x = random_floats(size_t(c.num_tokens * c.num_in), 99);  // [tokens, in]
+  GuardedOutput expected(size_t(c.num_tokens * c.num_out)), actual(size_t(c.num_tokens * c.num_out));
+  ref::matmul(w, x.data(), expected.data(), c.num_tokens, pool);
+  fast(w, x.data(), actual.data(), c.num_tokens, pool);
+  EXPECT_TRUE(actual.guard_intact()) << "wrote past the end of y";
+  if (fast_quantizes_x) {
+    // Exact integer products: matches the reference on the same rounded x to f32 rounding...
+    GuardedOutput expected_rounded(actual.size());
+    ref::matmul(w, round_activations_to_int8_blocks(x).data(), expected_rounded.data(), c.num_tokens, pool);
+    EXPECT_LT(nmse(actual.data(), expected_rounded.data(), actual.size()), 1e-9);
+    // ...and the unrounded reference to int8 rounding of x.
+    EXPECT_LT(nmse(actual.data(), expected.data(), actual.size()), 1e-3);
+  } else {
+    // Same dequantized weights, f32 products: only summation order differs.
+    EXPECT_LT(nmse(actual.data(), expected.data(), actual.size()), 1e-10);
+  }
+  // The reference itself against a hand-rolled dot product on one element.
+  std::vector<float> row(static_cast<size_t>(c.num_in));
+  dequantize_row(c.dtype, w.row(c.num_out - 1), row.data(), c.num_in);
+  double dot = 0.0;
+  for (int64_t i = 0; i < c.num_in; ++i) dot += double(row[size_t(i)]) * x[size_t((c.num_tokens - 1) * c.num_in + i)];
+  EXPECT_NEAR(expected.data()[c.num_tokens * c.num_out - 1], dot, 1e-4 * (1.0 + std::fabs(dot)));
+}
+
+TEST(Matmul, Avx512MatchesReference) {
+  LLMESH_REQUIRE_AVX512();
+  for (int num_threads : {1, 2}) {
+    ThreadPool pool(num_threads);
+    for (const MatmulCase& c : matmul_cases())
+      check_against_reference(c, avx512::matmul, avx512::matmul_quantizes_activations(c.dtype, c.num_tokens), pool);
+  }
+}
+
+TEST(Matmul, DispatchedMatchesReference) {
+  ThreadPool pool(2);
+  for (const MatmulCase& c : matmul_cases())
+    if (c.num_tokens != 17 && c.num_tokens != 64)
+      check_against_reference(c, kernels::matmul,
+                              cpu::has_avx512_kernels() && std::string_view(backend_name()) == "avx512" &&
+                                  avx512::matmul_quantizes_activations(c.dtype, c.num_tokens),
+                              pool);
+}
+
+// Decode path at a realistic size, where 4-row tiles and the prefetch run over many blocks.
+TEST(Matmul, Avx512LargeGemvMatchesReference) {
+  LLMESH_REQUIRE_AVX512();
+  ThreadPool pool(2);
+  for (DType dtype : {DType::BF16, DType::Q8_0, DType::Q4_0})
+    check_against_reference({dtype, 1030, 3072, 1}, avx512::matmul, avx512::matmul_quantizes_activations(dtype, 1),
+                            pool);
+}
+
+TEST(Matmul, RejectsNon2dWeight) {
+  ThreadPool pool(1);
+  float data[8] = {};
+  const Tensor w{"blk.0.bad", DType::F32, {8}, data};
+  float x[8] = {}, y[8] = {};
+  EXPECT_THROW(kernels::matmul(w, x, y, 1, pool), Error);
+}
+
+}  // namespace
+}  // namespace llmesh::kernels

@@ -1,0 +1,67 @@
+// Rotary embeddings against the direct cos/sin formula for both pair layouts, and
+// the property that makes them useful: q.k after rotation depends only on the offset.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "kernels/ops.h"
+#include "kernel_test_util.h"
+
+namespace llmesh::kernels {
+namespace {
+
+std::vector<float> inv_freq_for(int64_t head_dim, double base) {
+  std::vector<float> f(size_t(head_dim / 2));
+  for (int64_t i = 0; i < head_dim / 2; ++i) f[size_t(i)] = float(std::pow(base, -2.0 * double(i) / double(head_dim)));
+  return f;
+}
+
+TEST(Rope, MatchesDirectFormulaBothLayouts) {
+  const int64_t num_tokens = 5, num_heads = 3, head_dim = 64;
+  const int32_t positions[num_tokens] = {0, 1, 7, 513, 40000};
+  const std::vector<float> inv_freq = inv_freq_for(head_dim, 1e6);
+  const std::vector<float> x = testing::random_floats(size_t(num_tokens * num_heads * head_dim), 11);
+  for (bool interleaved : {false, true}) {
+    SCOPED_TRACE(interleaved ? "interleaved" : "neox");
+    std::vector<float> actual = x;
+    rope_inplace(actual.data(), num_tokens, num_heads, head_dim, positions, inv_freq.data(), interleaved);
+    for (int64_t t = 0; t < num_tokens; ++t) {
+      for (int64_t h = 0; h < num_heads; ++h) {
+        const float* in = x.data() + (t * num_heads + h) * head_dim;
+        const float* out = actual.data() + (t * num_heads + h) * head_dim;
+        for (int64_t i = 0; i < head_dim / 2; ++i) {
+          const double theta = double(positions[t]) * double(inv_freq[size_t(i)]);
+          const int64_t a = interleaved ? 2 * i : i, b = interleaved ? 2 * i + 1 : i + head_dim / 2;
+          const double want_a = in[a] * std::cos(theta) - in[b] * std::sin(theta);
+          const double want_b = in[b] * std::cos(theta) + in[a] * std::sin(theta);
+          ASSERT_NEAR(out[a], want_a, 1e-5) << "t=" << t << " h=" << h << " i=" << i;
+          ASSERT_NEAR(out[b], want_b, 1e-5) << "t=" << t << " h=" << h << " i=" << i;
+        }
+      }
+    }
+    // Position 0 is the identity.
+    for (int64_t i = 0; i < num_heads * head_dim; ++i) EXPECT_EQ(actual[size_t(i)], x[size_t(i)]);
+  }
+}
+
+TEST(Rope, DotProductDependsOnlyOnRelativePosition) {
+  const int64_t head_dim = 128;
+  const std::vector<float> inv_freq = inv_freq_for(head_dim, 10000.0);
+  const std::vector<float> q0 = testing::random_floats(size_t(head_dim), 12);
+  const std::vector<float> k0 = testing::random_floats(size_t(head_dim), 13);
+  auto rotated_dot = [&](int32_t q_pos, int32_t k_pos, bool interleaved) {
+    std::vector<float> q = q0, k = k0;
+    rope_inplace(q.data(), 1, 1, head_dim, &q_pos, inv_freq.data(), interleaved);
+    rope_inplace(k.data(), 1, 1, head_dim, &k_pos, inv_freq.data(), interleaved);
+    double dot = 0.0;
+    for (int64_t i = 0; i < head_dim; ++i) dot += double(q[size_t(i)]) * k[size_t(i)];
+    return dot;
+  };
+  for (bool interleaved : {false, true}) {
+    EXPECT_NEAR(rotated_dot(10, 3, interleaved), rotated_dot(1007, 1000, interleaved), 1e-4);
+    EXPECT_GT(std::fabs(rotated_dot(10, 3, interleaved) - rotated_dot(10, 4, interleaved)), 1e-4);
+  }
+}
+
+}  // namespace
+}  // namespace llmesh::kernels

@@ -1,0 +1,131 @@
+// Exact-state tests of the block pool and prefix cache: block ids, ref counts,
+// free-list (eviction) order.
+#include "kv/block_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "core/error.h"
+#include "kv/kv_pool.h"
+
+namespace llmesh {
+namespace {
+
+std::vector<int32_t> toks(int32_t start, int n) {
+  std::vector<int32_t> t;
+  for (int i = 0; i < n; ++i) t.push_back(start + i);
+  return t;
+}
+
+TEST(BlockPool, AllocatesInOrderAndReusesOldestFreed) {
+  BlockPool p(4, 2);
+  EXPECT_EQ(p.allocate(), 0);
+  EXPECT_EQ(p.allocate(), 1);
+  EXPECT_EQ(p.allocate(), 2);
+  p.release(1);
+  p.release(0);
+  EXPECT_EQ(p.num_free_blocks(), 3);
+  EXPECT_EQ(p.allocate(), 3);  // never-used blocks first, then the oldest freed
+  EXPECT_EQ(p.allocate(), 1);
+  EXPECT_EQ(p.allocate(), 0);
+  EXPECT_EQ(p.allocate(), -1);
+}
+
+TEST(BlockPool, SharedBlockFreedByLastHolder) {
+  BlockPool p(2, 2);
+  int32_t b = p.allocate();
+  p.share(b);
+  EXPECT_EQ(p.ref_count(b), 2);
+  p.release(b);
+  EXPECT_EQ(p.num_free_blocks(), 1);
+  p.release(b);
+  EXPECT_EQ(p.num_free_blocks(), 2);
+  EXPECT_THROW(p.release(b), Error);
+}
+
+TEST(BlockPool, CachedBlockSurvivesReleaseAndIsHitAgain) {
+  BlockPool p(3, 2);
+  auto t = toks(10, 2);
+  BlockHash h = hash_block(0, t);
+  int32_t b = p.allocate();
+  p.cache(b, h, t);
+  p.release(b);
+  EXPECT_EQ(p.num_cached_blocks(), 1);
+  EXPECT_EQ(p.num_free_blocks(), 3);  // cached blocks are still allocatable
+  EXPECT_EQ(p.lookup(h, t), b);
+  p.share(b);  // cached -> held, leaves the free list
+  EXPECT_EQ(p.ref_count(b), 1);
+  EXPECT_EQ(p.num_free_blocks(), 2);
+}
+
+TEST(BlockPool, HitIsRecheckedTokenByToken) {
+  BlockPool p(2, 2);
+  auto t = toks(1, 2);
+  int32_t b = p.allocate();
+  p.cache(b, 42, t);
+  EXPECT_EQ(p.lookup(42, t), b);
+  EXPECT_EQ(p.lookup(42, toks(5, 2)), -1);  // same key, other tokens: a collision is a miss
+  EXPECT_EQ(p.lookup(43, t), -1);
+}
+
+TEST(BlockPool, EvictsLeastRecentlyReleasedCachedBlockFirst) {
+  BlockPool p(3, 1);
+  int32_t a = p.allocate(), b = p.allocate(), c = p.allocate();
+  p.cache(a, 1, toks(1, 1));
+  p.cache(b, 2, toks(2, 1));
+  p.cache(c, 3, toks(3, 1));
+  p.release(b);  // free list: b, c, a
+  p.release(c);
+  p.release(a);
+  EXPECT_EQ(p.allocate(), b);  // evicts b
+  EXPECT_EQ(p.lookup(2, toks(2, 1)), -1);
+  EXPECT_EQ(p.lookup(3, toks(3, 1)), c);
+  EXPECT_EQ(p.num_cached_blocks(), 2);
+}
+
+TEST(BlockPool, FlushDropsOnlyUnreferencedCachedBlocks) {
+  BlockPool p(3, 1);
+  int32_t a = p.allocate(), b = p.allocate();
+  p.cache(a, 1, toks(1, 1));
+  p.cache(b, 2, toks(2, 1));
+  p.release(a);
+  EXPECT_EQ(p.flush(), 1);
+  EXPECT_EQ(p.lookup(1, toks(1, 1)), -1);
+  EXPECT_EQ(p.lookup(2, toks(2, 1)), b);  // still held: stays cached
+}
+
+TEST(BlockHash, ChainsThePrefix) {
+  auto t = toks(7, 4);
+  EXPECT_EQ(hash_block(1, t), hash_block(1, t));
+  EXPECT_NE(hash_block(1, t), hash_block(2, t));  // same tokens after another prefix
+  EXPECT_NE(hash_block(1, t), hash_block(1, toks(8, 4)));
+}
+
+TEST(BlockTable, ReserveMapsPositionsToSlots) {
+  BlockPool p(3, 4);
+  p.allocate();  // block 0 taken by someone else
+  BlockTable t(4);
+  ASSERT_TRUE(t.reserve(p, 5));  // needs 2 blocks: 1, 2
+  EXPECT_EQ(t.block_ids(), (std::vector<int32_t>{1, 2}));
+  EXPECT_EQ(t.slot(0), 4);
+  EXPECT_EQ(t.slot(3), 7);
+  EXPECT_EQ(t.slot(4), 8);
+  EXPECT_FALSE(t.reserve(p, 9));  // a third block: none free, table unchanged
+  EXPECT_EQ(t.capacity_tokens(), 8);
+  t.release_all(p);
+  EXPECT_EQ(p.num_free_blocks(), 2);
+}
+
+TEST(KvPool, LayersDoNotOverlap) {
+  KvCacheShape shape{3, 2, 8, 4, 5};
+  KvPool pool(shape);
+  const int64_t layer_floats = 5 * 4 * 2 * 8;
+  EXPECT_EQ(pool.v(0) - pool.k(0), layer_floats);
+  EXPECT_EQ(pool.k(1) - pool.v(0), layer_floats);
+  pool.v(2)[layer_floats - 1] = 1.0f;  // the last float is writable
+  EXPECT_EQ(pool.num_bytes(), size_t(3 * 2 * layer_floats * 4));
+}
+
+}  // namespace
+}  // namespace llmesh

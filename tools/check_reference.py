@@ -1,0 +1,295 @@
+#!/usr/bin/env python3
+"""Self-checks of the reference and the files it writes (no llmesh needed).
+
+  /usr/bin/python3 tools/check_reference.py --models DIR [--only NAME] [--quick]
+
+  numerics   Q8_0/Q4_0/bf16 against hand-worked examples and error bounds
+  rope       llama3 scaling regimes; GGUF rope_freqs consistent with them
+  files      each HF dir / GGUF file read back (own readers) equals the weights
+             the reference used for that variant; metadata and vocabulary
+  forward    incremental (KV cache) logits == full-sequence logits; Llama GGUF
+             layout (permuted q/k, interleaved RoPE, rope_freqs) == HF layout;
+             stored reference logits reproduce
+  budget     golden tolerances vs the logit change when every matmul input is
+             rounded to bf16/f16 or quantized to Q8_0 (what an engine may do)
+Exit status 0 when everything holds.
+"""
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+
+TOOLS_DIR = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, TOOLS_DIR)
+import gen_models  # noqa: E402
+import gguf_writer as gw  # noqa: E402
+from golden_tolerances import LOGIT_TOLERANCE  # noqa: E402
+from reference import (forward, gguf_layout, load_model, model_spec, numerics, prompts, rope,  # noqa: E402
+                       variants, weights)
+
+failures = []
+
+
+def expect(condition, message):
+    status = "ok  " if condition else "FAIL"
+    print(f"  [{status}] {message}", flush=True)
+    if not condition:
+        failures.append(message)
+
+
+def check_numerics():
+    print("numerics")
+    # bf16: spacing near 1 is 2^-7; halfway cases round to even
+    x = np.array([1 + 2**-8, 1 + 3 * 2**-8, -2.0, 1 + 2**-7 + 2**-9], dtype=np.float32)
+    expect(np.array_equal(numerics.round_bf16(x), np.array([1.0, 1 + 2**-6, -2.0, 1 + 2**-7], np.float32)),
+           "bf16 round-to-nearest-even on hand-worked values")
+    # Q4_0: values d*(q-8) with d = 1 and the largest magnitude -8 are exact; q = x + 8
+    block = np.array([j - 8 for j in range(16)] + [7 - j for j in range(16)], dtype=np.float32)
+    scales, nibbles = numerics.quantize_q4_0(block)
+    expect(scales[0] == 1.0 and np.array_equal(nibbles[0], (block + 8).astype(np.uint8)),
+           "Q4_0: d = max/-8 with max = -8 -> d = 1, q = x + 8")
+    packed = numerics.q4_0_bytes(scales, nibbles)
+    expect(len(packed) == 18 and packed[2] == (0 | (15 << 4)) and packed[17] == (15 | (0 << 4)),
+           "Q4_0 packing: byte j = q_j | q_(j+16) << 4")
+    expect(np.array_equal(numerics.dequantize_q4_0(*numerics.unpack_q4_0(packed, 1), (32,)), block),
+           "Q4_0 unpack + dequantize restores exactly representable values")
+    # Q8_0: amax 127 -> d = 1, q = round half away from zero
+    block = np.linspace(-127, 127, 32).astype(np.float32)
+    block[1] = -2.5
+    scales, quants = numerics.quantize_q8_0(block)
+    expect(scales[0] == 1.0 and quants[0, 1] == -3 and quants[0, 0] == -127,
+           "Q8_0: d = amax/127, roundf(-2.5) = -3")
+    raw = numerics.q8_0_bytes(scales, quants)
+    expect(len(raw) == 34 and np.array_equal(numerics.unpack_q8_0(raw, 1)[1], quants), "Q8_0 pack/unpack")
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((64, 96)).astype(np.float32) * np.logspace(-3, 2, 96).astype(np.float32)
+    for name, bound_in_d in (("q8_0", 0.5), ("q4_0", 1.0)):
+        quantize = numerics.quantize_q8_0 if name == "q8_0" else numerics.quantize_q4_0
+        scales, _ = quantize(x)
+        d = np.abs(scales.astype(np.float32)).repeat(32).reshape(x.shape)
+        err = np.abs(numerics.round_trip(x, name) - x)
+        # f16 rounding of d adds up to 2^-11 relative per quantum step (127 or 8 steps)
+        steps = 127 if name == "q8_0" else 8
+        expect(np.all(err <= d * (bound_in_d + steps * 2**-10) + 1e-30), f"{name} error within its block bound")
+    zeros = np.zeros(32, np.float32)
+    expect(np.all(numerics.round_trip(zeros, "q8_0") == 0) and np.all(numerics.round_trip(zeros, "q4_0") == 0),
+           "all-zero blocks stay zero")
+
+
+def check_gguf_bytes():
+    """A minimal file compared byte for byte with the layout the GGUF v3 spec gives."""
+    import struct
+    import tempfile
+    print("gguf")
+    with tempfile.TemporaryDirectory() as scratch:
+        path = os.path.join(scratch, "t.gguf")
+        writer = gw.GGUFWriter(path)
+        writer.add_string("general.architecture", "llama")
+        writer.add_tensor_info("a", (2, 3), gw.GGML_F32)      # {out=2, in=3} -> dims [3, 2]
+        writer.write_header()
+        writer.write_tensor("a", [np.arange(6, dtype=np.float32).reshape(2, 3)])
+        writer.close()
+        data = open(path, "rb").read()
+
+    def string(text):
+        return struct.pack("<Q", len(text)) + text.encode()
+    header = (b"GGUF" + struct.pack("<IQQ", 3, 1, 2)
+              + string("general.alignment") + struct.pack("<II", 4, 32)
+              + string("general.architecture") + struct.pack("<I", 8) + string("llama")
+              + string("a") + struct.pack("<IQQIQ", 2, 3, 2, 0, 0))
+    expected = header + b"\0" * (-len(header) % 32) + np.arange(6, dtype="<f4").tobytes()
+    expected += b"\0" * (-len(expected) % 32)
+    expect(data == expected, "writer output == spec layout (header, kv, tensor info, aligned data)")
+
+
+def check_golden_rules():
+    """check_golden's pass/fail rules on synthetic engine outputs."""
+    import check_golden
+    print("golden check rules")
+    rng = np.random.default_rng(3)
+    ref = rng.standard_normal(1000) * 8
+    greedy = [int(np.argmax(ref))] + list(range(1, 32))
+    gaps = [5.0] * 32   # well above every dtype's near-tie margin (max |ref| ~ 30)
+    gaps[5] = 1e-3   # a near-tie at step 5 for every dtype
+
+    def run(dtype, output_ids, logits=None, router_margins=None):
+        entry = {"ids": [1, 2], "greedy_ids": greedy, "greedy_gaps": gaps}
+        if router_margins is not None:
+            entry["router_margins"] = router_margins
+        case = check_golden.Case("m", f"{dtype}-gguf", dtype, 0, entry, "path", ref)
+        check_golden.check_case(case, {"prompt_ids": [1, 2], "output_ids": output_ids},
+                                ref.astype(np.float32) if logits is None else logits)
+        return case
+    expect(not run("f32", greedy).failures, "exact output passes")
+    expect(run("f32", greedy[:3] + [999] + greedy[4:]).failures, "f32: divergence at a clear step fails")
+    expect(not run("f32", greedy[:5] + [999] * 27).failures, "divergence exactly at a near-tie is a tie")
+    expect(not run("q8_0", greedy[:12] + [999] * 20).failures, "q8_0: 12 matching tokens pass")
+    expect(run("q8_0", greedy[:3] + [999] * 29).failures, "q8_0: divergence at step 3 fails")
+    expect(run("f32", greedy[:20]).failures, "a short continuation fails")
+    expect(run("f32", greedy, np.full(1000, np.nan, np.float32)).failures, "NaN logits fail")
+    expect(run("f32", greedy, (ref * (1 + 1e-3)).astype(np.float32)).failures, "f32: 1e-3 logit error fails")
+    expect(not run("bf16", greedy, (ref * (1 + 1e-2)).astype(np.float32)).failures, "bf16: 1e-2 logit error passes")
+    moved = (ref * 1.15).astype(np.float32)
+    expect(not run("q8_0", greedy, moved, [0.05] * 32).failures, "q8_0: large error after a routing near-tie is noted")
+    expect(run("q8_0", greedy, moved, [5.0] * 32).failures, "q8_0: large error without a routing near-tie fails")
+    expect(run("f32", greedy, moved, [0.05] * 32).failures, "f32: a 0.05 router margin is no excuse")
+    expect(not run("q8_0", greedy[:3] + [999] * 29, None, [5.0, 5.0, 0.05] + [5.0] * 29).failures,
+           "q8_0: divergence after a routing near-tie is noted")
+
+
+def check_rope():
+    print("rope")
+    spec = model_spec.TINY_MODELS["tiny-llama3"]
+    base = rope.base_inv_freq(spec.head_dim, spec.rope_theta)
+    scaled = rope.inv_freq_for(spec)
+    ratio = base / scaled
+    factor = spec.rope_scaling["factor"]
+    expect(ratio[0] == 1.0, "highest frequency (wavelength 2*pi < 16) kept")
+    expect(np.allclose(ratio[2:], factor), "low frequencies divided by factor 8")
+    expect(1.0 < ratio[1] < factor, f"middle frequency smoothly scaled (divisor {ratio[1]:.3f})")
+    expect(np.allclose(rope.gguf_rope_freqs(spec), ratio), "GGUF rope_freqs = base / scaled")
+    expect(rope.gguf_rope_freqs(model_spec.TINY_MODELS["tiny-qwen3"]) is None, "no rope_freqs without scaling")
+    x = np.random.default_rng(1).standard_normal((3, 2, 16))
+    positions = np.array([0, 5, 70])
+    half = rope.apply_rope_half(x, positions, scaled)
+    perm = gguf_layout.interleave_rope_rows(np.arange(16), 1)
+    inter = rope.apply_rope_interleaved(x[..., perm], positions, scaled)
+    expect(np.allclose(inter, half[..., perm]), "interleaved RoPE on permuted dims == rotate_half RoPE")
+    expect(list(perm[:4]) == [0, 8, 1, 9], "permutation row order [0, d/2, 1, d/2+1, ...]")
+
+
+def max_rel(a, b):
+    return float(np.max(np.abs(np.asarray(a, np.float64) - b)) / np.max(np.abs(b)))
+
+
+def check_model_files(models_dir, spec, hf_weights, reference):
+    print(f"{spec.name}: files")
+    _, tokenizer_json, tokenizer_config = model_spec.load_tokenizer_files(spec)
+    for variant in variants.VARIANTS:
+        expected = variants.variant_weights(hf_weights, variant)
+        path = os.path.join(models_dir, variant.path(spec.name))
+        if variant.container == "safetensors":
+            loaded_spec, loaded = load_model.load_hf_dir(path)
+            expect(all(getattr(loaded_spec, f) == getattr(spec, f) for f in
+                       ("hidden_size", "num_layers", "num_heads", "num_kv_heads", "head_dim", "vocab_size",
+                        "rope_theta", "tie_word_embeddings", "num_experts", "rope_scaling")),
+                   f"{variant.key}: config.json describes the model")
+        else:
+            loaded_spec, loaded, _, _, gguf = load_model.load_gguf(path)
+            meta = gguf.metadata
+            expect(meta["general.architecture"] == spec.gguf_architecture
+                   and meta["general.alignment"] == 32
+                   and meta[f"{spec.gguf_architecture}.attention.key_length"] == spec.head_dim
+                   and meta[f"{spec.gguf_architecture}.context_length"] == spec.max_position_embeddings
+                   and loaded_spec.is_moe == spec.is_moe
+                   and loaded_spec.tie_word_embeddings == spec.tie_word_embeddings,
+                   f"{variant.key}: metadata")
+            tokens, types = meta["tokenizer.ggml.tokens"], meta["tokenizer.ggml.token_type"]
+            vocab = tokenizer_json["model"]["vocab"]
+            some_token = next(iter(vocab))
+            expect(len(tokens) == spec.vocab_size == len(types) and tokens[vocab[some_token]] == some_token
+                   and types[spec.eos_token_ids[0]] == gguf_layout.TOKEN_CONTROL
+                   and types[-1] == (gguf_layout.TOKEN_UNUSED if spec.tokenizer == "qwen3" else gguf_layout.TOKEN_CONTROL)
+                   and len(meta["tokenizer.ggml.merges"]) == len(tokenizer_json["model"]["merges"])
+                   and " " in meta["tokenizer.ggml.merges"][0]
+                   and meta["tokenizer.ggml.eos_token_id"] == spec.eos_token_ids[0]
+                   and meta.get("tokenizer.chat_template") == tokenizer_config.get("chat_template"),
+                   f"{variant.key}: vocabulary ({len(tokens)} tokens), merges, special ids, chat template")
+            wanted_type = gw.GGML_TYPE_BY_NAME[variant.dtype]
+            types_ok = all(
+                info[1] == (wanted_type if len(info[0]) >= 2 and not name.endswith("ffn_gate_inp.weight") else gw.GGML_F32)
+                for name, info in gguf.tensor_infos.items())
+            expect(types_ok, f"{variant.key}: matrices in {variant.dtype}, 1-D tensors and router in F32")
+        same = set(loaded) == set(expected) and all(np.array_equal(loaded[n], expected[n]) for n in expected)
+        expect(same, f"{variant.key}: {len(loaded)} tensors read back == the reference's weights")
+
+
+def check_forward(models_dir, spec, hf_weights, reference):
+    print(f"{spec.name}: forward")
+    model = forward.Transformer(spec, hf_weights)
+    entry = reference["variants"]["f32-safetensors"]["prompts"][-1]
+    sequence = entry["ids"] + entry["greedy_ids"][:-1]
+    full = model.forward(sequence, forward.KVCache(spec.num_layers), all_logits=True)
+    full_ids = [int(np.argmax(row)) for row in full[len(entry["ids"]) - 1:]]
+    expect(full_ids == entry["greedy_ids"], "full-sequence argmaxes == incremental greedy ids")
+    # incremental in uneven chunks vs one pass
+    cache, parts = forward.KVCache(spec.num_layers), []
+    for begin, end in ((0, 3), (3, 4), (4, 20), (20, len(sequence))):
+        parts.append(model.forward(sequence[begin:end], cache, all_logits=True))
+    expect(max_rel(np.concatenate(parts), full) < 1e-10, "chunked prefill through the KV cache == one pass")
+    ref_logits = np.fromfile(os.path.join(models_dir, entry["last_logits_file"]), dtype="<f4")
+    expect(max_rel(ref_logits, full[len(entry["ids"]) - 1]) < 1e-6, "stored reference logits reproduce")
+    if spec.gguf_architecture == "llama":
+        path = os.path.join(models_dir, f"{spec.name}-f32.gguf")
+        gspec, gweights, rope_style, inv_freq, _ = load_model.load_gguf(path, gguf_layout_rope=True)
+        gguf_model = forward.Transformer(gspec, gweights, rope_style=rope_style, inv_freq=inv_freq)
+        logits = gguf_model.forward(sequence, forward.KVCache(spec.num_layers), all_logits=True)
+        expect(rope_style == "interleaved" and max_rel(logits, full) < 1e-6,
+               "GGUF layout (permuted q/k, interleaved RoPE, rope_freqs) == HF layout")
+    all_greedy = [i for v in reference["variants"].values() for p in v["prompts"] for i in p["greedy_ids"]]
+    expect(not set(all_greedy) & set(spec.eos_token_ids), "no greedy continuation emits an EOS id")
+    gaps = {k: min(p["min_gap"] for p in v["prompts"]) for k, v in reference["variants"].items()}
+    print("  min top1-top2 greedy gap per variant: " + ", ".join(f"{k} {g:.3f}" for k, g in gaps.items()))
+    if spec.is_moe:
+        print(f"  min router margin (k-th vs k+1-th expert logit), f32: "
+              f"{reference['variants']['f32-safetensors']['min_router_margin']:.4f}")
+
+
+def activation_rounding_budget(spec, hf_weights):
+    """Largest relative logit change when the engine rounds every matmul input."""
+    roundings = {
+        "f16": lambda x: numerics.round_f16(x).astype(np.float64),
+        "bf16": lambda x: numerics.round_bf16(x.astype(np.float32)).astype(np.float64),
+        "q8_0": lambda x: numerics.round_trip(x.astype(np.float32), "q8_0").astype(np.float64),
+    }
+    exact = forward.Transformer(spec, hf_weights)
+    rounded = {name: forward.Transformer(spec, hf_weights, round_activations=round_fn)
+               for name, round_fn in roundings.items()}
+    worst = {}
+    for prompt_ids in prompts.prompts_for(spec):
+        ref = exact.forward(prompt_ids, forward.KVCache(spec.num_layers))[0]
+        for name, model in rounded.items():
+            logits = model.forward(prompt_ids, forward.KVCache(spec.num_layers))[0]
+            worst[name] = max(worst.get(name, 0.0), max_rel(logits, ref))
+    return worst
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--models", required=True)
+    parser.add_argument("--only")
+    parser.add_argument("--quick", action="store_true", help="skip the activation-rounding budget")
+    args = parser.parse_args()
+    names = args.only.split(",") if args.only else list(model_spec.TINY_MODELS)
+    check_numerics()
+    check_gguf_bytes()
+    check_golden_rules()
+    check_rope()
+    version = gen_models.generator_version()
+    for name in names:
+        spec = model_spec.TINY_MODELS[name]
+        ref_path = os.path.join(args.models, f"{name}.reference.json")
+        reference = json.load(open(ref_path)) if os.path.exists(ref_path) else {}
+        if reference.get("generator_version") != version:
+            gen_models.generate_tiny(args.models, spec)
+            reference = json.load(open(ref_path))
+        _, tokenizer_json, _ = model_spec.load_tokenizer_files(spec)
+        hf_weights = weights.generate_all(spec, gguf_layout.num_text_tokens(tokenizer_json))
+        check_model_files(args.models, spec, hf_weights, reference)
+        check_forward(args.models, spec, hf_weights, reference)
+        if not args.quick:
+            worst = activation_rounding_budget(spec, hf_weights)
+            print(f"{spec.name}: activation rounding budget")
+            for name_, value in worst.items():
+                tolerance = LOGIT_TOLERANCE[name_]
+                expect(tolerance >= 1.5 * value,
+                       f"{name_} activations move logits by up to {value:.2e}; tolerance {tolerance:.0e}")
+            expect(LOGIT_TOLERANCE["q4_0"] >= 1.5 * worst["q8_0"], "q4_0 files (Q8_0 activations) likewise")
+    print("all reference self-checks passed" if not failures else f"{len(failures)} self-checks FAILED")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,159 @@
+"""Straight numpy forward pass (float64) of Llama 3 / Qwen2 / Qwen3 / Qwen3-MoE
+decoder-only models over HF-layout weights.
+
+Per layer: h += o_proj(attention(rope(q), rope(k), v)) on rmsnorm(h);
+           h += mlp(rmsnorm(h)), mlp = SwiGLU or a top-k mixture of SwiGLU experts.
+Logits = rmsnorm(h) @ W_out^T (W_out = embeddings when tied).
+
+`round_activations` (optional) is applied to every matmul input, to estimate how
+much an engine that rounds or quantizes activations moves the logits.
+"""
+import numpy as np
+
+from . import rope
+
+
+def rms_norm(x, weight, eps):
+    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * weight
+
+
+def silu(x):
+    return x / (1.0 + np.exp(-x))
+
+
+def softmax(x, axis=-1):
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def top1_and_gap(logits):
+    """-> (argmax (lowest id on ties), top-1 minus top-2 logit)."""
+    best_id = int(np.argmax(logits))
+    best = logits[best_id]
+    runner_up = np.max(np.delete(logits, best_id))
+    return best_id, float(best - runner_up)
+
+
+class KVCache:
+    def __init__(self, num_layers):
+        self.keys = [None] * num_layers     # per layer [S, kv_heads, head_dim]
+        self.values = [None] * num_layers
+        self.num_tokens = 0
+
+
+class Transformer:
+    def __init__(self, spec, weights, rope_style="half", inv_freq=None, round_activations=None):
+        """weights: name -> array in HF layout (any float dtype; used as float64).
+        rope_style "interleaved" + inv_freq run GGUF-llama-layout q/k weights."""
+        self.spec = spec
+        self.w = {name: np.asarray(value, dtype=np.float64) for name, value in weights.items()}
+        self.rope_style = rope_style
+        self.inv_freq = rope.inv_freq_for(spec) if inv_freq is None else inv_freq
+        self.round_activations = round_activations
+        self.output_weight = self.w["model.embed_tokens.weight" if spec.tie_word_embeddings
+                                    else "lm_head.weight"]
+        self.min_router_margin = np.inf   # smallest gap between the k-th and (k+1)-th router logit
+
+    def linear(self, x, name, bias_name=None):
+        if self.round_activations is not None:
+            x = self.round_activations(x)
+        y = x @ self.w[name].T
+        if bias_name is not None and bias_name in self.w:
+            y = y + self.w[bias_name]
+        return y
+
+    def rope(self, x, positions):
+        if self.rope_style == "half":
+            return rope.apply_rope_half(x, positions, self.inv_freq)
+        return rope.apply_rope_interleaved(x, positions, self.inv_freq)
+
+    def attention(self, layer, x, positions, cache):
+        spec, p = self.spec, f"model.layers.{layer}.self_attn."
+        num_tokens, head_dim = x.shape[0], spec.head_dim
+        q = self.linear(x, p + "q_proj.weight", p + "q_proj.bias").reshape(num_tokens, spec.num_heads, head_dim)
+        k = self.linear(x, p + "k_proj.weight", p + "k_proj.bias").reshape(num_tokens, spec.num_kv_heads, head_dim)
+        v = self.linear(x, p + "v_proj.weight", p + "v_proj.bias").reshape(num_tokens, spec.num_kv_heads, head_dim)
+        if spec.qk_norm:
+            q = rms_norm(q, self.w[p + "q_norm.weight"], spec.rms_norm_eps)
+            k = rms_norm(k, self.w[p + "k_norm.weight"], spec.rms_norm_eps)
+        q, k = self.rope(q, positions), self.rope(k, positions)
+        if cache.keys[layer] is not None:
+            k = np.concatenate([cache.keys[layer], k], axis=0)
+            v = np.concatenate([cache.values[layer], v], axis=0)
+        cache.keys[layer], cache.values[layer] = k, v
+        key_positions = np.arange(k.shape[0])          # [S]
+        mask = key_positions[None, :] > positions[:, None]   # [T, S] True = future
+        heads_per_kv = spec.num_heads // spec.num_kv_heads
+        out = np.empty((num_tokens, spec.num_heads, head_dim))
+        for head in range(spec.num_heads):
+            kv_head = head // heads_per_kv
+            scores = q[:, head, :] @ k[:, kv_head, :].T / np.sqrt(head_dim)   # [T, S]
+            scores = np.where(mask, -np.inf, scores)
+            out[:, head, :] = softmax(scores) @ v[:, kv_head, :]
+        return self.linear(out.reshape(num_tokens, -1), p + "o_proj.weight")
+
+    def swiglu(self, x, prefix):
+        gate = self.linear(x, prefix + "gate_proj.weight")
+        up = self.linear(x, prefix + "up_proj.weight")
+        return self.linear(silu(gate) * up, prefix + "down_proj.weight")
+
+    def moe(self, layer, x):
+        spec, p = self.spec, f"model.layers.{layer}.mlp."
+        router_logits = self.linear(x, p + "gate.weight")        # [T, experts]
+        probs = softmax(router_logits)
+        out = np.zeros_like(x)
+        k = spec.num_experts_per_tok
+        for t in range(x.shape[0]):
+            order = np.argsort(-router_logits[t], kind="stable")
+            chosen = order[:k]
+            if k < spec.num_experts:
+                margin = router_logits[t, order[k - 1]] - router_logits[t, order[k]]
+                self.min_router_margin = min(self.min_router_margin, margin)
+            weights = probs[t, chosen]
+            if spec.norm_topk_prob:
+                weights = weights / np.sum(weights)
+            for expert, weight in zip(chosen, weights):
+                out[t] += weight * self.swiglu(x[t:t + 1], f"{p}experts.{expert}.")[0]
+        return out
+
+    def forward(self, token_ids, cache, all_logits=False):
+        """Runs token_ids at positions cache.num_tokens.. ; returns logits [T or 1, vocab]."""
+        spec = self.spec
+        token_ids = np.asarray(token_ids, dtype=np.int64)
+        positions = np.arange(cache.num_tokens, cache.num_tokens + len(token_ids))
+        h = self.w["model.embed_tokens.weight"][token_ids]      # [T, hidden]
+        for layer in range(spec.num_layers):
+            p = f"model.layers.{layer}."
+            x = rms_norm(h, self.w[p + "input_layernorm.weight"], spec.rms_norm_eps)
+            h = h + self.attention(layer, x, positions, cache)
+            x = rms_norm(h, self.w[p + "post_attention_layernorm.weight"], spec.rms_norm_eps)
+            h = h + (self.moe(layer, x) if spec.is_moe else self.swiglu(x, p + "mlp."))
+        cache.num_tokens += len(token_ids)
+        if not all_logits:
+            h = h[-1:]
+        h = rms_norm(h, self.w["model.norm.weight"], spec.rms_norm_eps)
+        if self.round_activations is not None:
+            h = self.round_activations(h)
+        return h @ self.output_weight.T
+
+    def greedy(self, prompt_ids, num_new_tokens):
+        """-> (last prompt logits [vocab], new ids, per-step top1-top2 gaps,
+        per-step smallest router margin (MoE; inf otherwise)).
+        Incremental: one prefill, then one token per step through the KV cache.
+        Step k's logits come from forward k (0 = the prompt), whose routing
+        decisions are summarized by router_margins[k]."""
+        cache = KVCache(self.spec.num_layers)
+        self.min_router_margin = np.inf
+        logits = self.forward(prompt_ids, cache)[0]
+        prompt_logits = logits
+        new_ids, gaps, router_margins = [], [], [self.min_router_margin]
+        for step in range(num_new_tokens):
+            best_id, gap = top1_and_gap(logits)
+            new_ids.append(best_id)
+            gaps.append(gap)
+            if step + 1 < num_new_tokens:
+                self.min_router_margin = np.inf
+                logits = self.forward([best_id], cache)[0]
+                router_margins.append(self.min_router_margin)
+        self.min_router_margin = min(router_margins)
+        return prompt_logits, new_ids, gaps, router_margins

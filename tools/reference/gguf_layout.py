@@ -1,0 +1,206 @@
+"""How an HF checkpoint maps onto a llama.cpp-style GGUF file: tensor names,
+the Llama q/k row permutation, stacked MoE experts, metadata and the
+tokenizer vocabulary."""
+import numpy as np
+
+from . import rope
+
+TOKEN_NORMAL, TOKEN_CONTROL, TOKEN_USER_DEFINED, TOKEN_UNUSED = 1, 3, 4, 5
+
+_LAYER_NAMES = {
+    "input_layernorm.weight": "attn_norm.weight",
+    "self_attn.q_proj.weight": "attn_q.weight",
+    "self_attn.k_proj.weight": "attn_k.weight",
+    "self_attn.v_proj.weight": "attn_v.weight",
+    "self_attn.o_proj.weight": "attn_output.weight",
+    "self_attn.q_proj.bias": "attn_q.bias",
+    "self_attn.k_proj.bias": "attn_k.bias",
+    "self_attn.v_proj.bias": "attn_v.bias",
+    "self_attn.q_norm.weight": "attn_q_norm.weight",
+    "self_attn.k_norm.weight": "attn_k_norm.weight",
+    "post_attention_layernorm.weight": "ffn_norm.weight",
+    "mlp.gate_proj.weight": "ffn_gate.weight",
+    "mlp.up_proj.weight": "ffn_up.weight",
+    "mlp.down_proj.weight": "ffn_down.weight",
+    "mlp.gate.weight": "ffn_gate_inp.weight",
+}
+_GLOBAL_NAMES = {
+    "model.embed_tokens.weight": "token_embd.weight",
+    "model.norm.weight": "output_norm.weight",
+    "lm_head.weight": "output.weight",
+}
+_EXPERT_PROJECTIONS = {"gate_proj": "ffn_gate_exps.weight", "up_proj": "ffn_up_exps.weight",
+                       "down_proj": "ffn_down_exps.weight"}
+
+
+def gguf_name(hf_name):
+    if hf_name in _GLOBAL_NAMES:
+        return _GLOBAL_NAMES[hf_name]
+    parts = hf_name.split(".")
+    assert parts[:2] == ["model", "layers"], hf_name
+    return f"blk.{parts[2]}.{_LAYER_NAMES['.'.join(parts[3:])]}"
+
+
+def interleave_rope_rows(w, num_heads):
+    """HF rotate_half pairs (i, i+d/2) -> GGUF llama interleaved pairs (2i, 2i+1):
+    within each head, new row order is [0, d/2, 1, d/2+1, ...]. w: [heads*d, ...]."""
+    head_dim = w.shape[0] // num_heads
+    return (w.reshape(num_heads, 2, head_dim // 2, *w.shape[1:])
+             .swapaxes(1, 2).reshape(w.shape))
+
+
+def deinterleave_rope_rows(w, num_heads):
+    head_dim = w.shape[0] // num_heads
+    return (w.reshape(num_heads, head_dim // 2, 2, *w.shape[1:])
+             .swapaxes(1, 2).reshape(w.shape))
+
+
+class GGUFTensorPlan:
+    """One GGUF tensor: its name, shape (outermost-first), whether it takes the
+    file's dtype (matrices) or stays F32 (1-D tensors, the MoE router), and a
+    function producing its float32 rows in chunks from HF tensors."""
+    def __init__(self, name, shape, takes_file_dtype, produce_chunks):
+        self.name, self.shape = name, tuple(shape)
+        self.takes_file_dtype = takes_file_dtype
+        self.produce_chunks = produce_chunks
+
+
+def tensor_plan(spec, hf_infos, get_hf_chunks):
+    """hf_infos: weights.tensor_infos(spec); get_hf_chunks(hf_name) -> iterator of row chunks."""
+    def whole(hf_name):
+        return np.concatenate(list(get_hf_chunks(hf_name)), axis=0)
+
+    plan = []
+    rope_freqs = rope.gguf_rope_freqs(spec)
+    if rope_freqs is not None:
+        plan.append(GGUFTensorPlan("rope_freqs.weight", rope_freqs.shape, False, lambda: [rope_freqs]))
+    stacked_done = set()
+    for info in hf_infos:
+        name = info.name
+        if ".mlp.experts." in name:
+            parts = name.split(".")
+            layer, projection = parts[2], parts[6]
+            key = (layer, projection)
+            if key in stacked_done:
+                continue
+            stacked_done.add(key)
+            names = [f"model.layers.{layer}.mlp.experts.{e}.{projection}.weight" for e in range(spec.num_experts)]
+            shape = (spec.num_experts,) + info.shape
+            plan.append(GGUFTensorPlan(f"blk.{layer}.{_EXPERT_PROJECTIONS[projection]}", shape, True,
+                                       lambda names=names: [np.stack([whole(n) for n in names])]))
+            continue
+        target = gguf_name(name)
+        is_router = name.endswith("mlp.gate.weight")
+        takes_file_dtype = info.is_matrix and not is_router
+        needs_permute = spec.gguf_architecture == "llama" and (
+            "self_attn.q_proj." in name or "self_attn.k_proj." in name)
+        if needs_permute:
+            num_heads = spec.num_heads if "q_proj" in name else spec.num_kv_heads
+            produce = lambda name=name, num_heads=num_heads: [interleave_rope_rows(whole(name), num_heads)]
+        else:
+            produce = lambda name=name: get_hf_chunks(name)
+        plan.append(GGUFTensorPlan(target, info.shape, takes_file_dtype, produce))
+    # llama.cpp's order: embeddings first, output tensors last (any order is valid GGUF)
+    return plan
+
+
+def hf_from_gguf(spec, gguf_tensors, unpermute=True):
+    """Inverse mapping: GGUF name -> array  =>  HF name -> array (unstacked; Llama q/k
+    rows un-permuted unless unpermute=False)."""
+    inverse_global = {v: k for k, v in _GLOBAL_NAMES.items()}
+    inverse_layer = {v: k for k, v in _LAYER_NAMES.items()}
+    inverse_experts = {v: k for k, v in _EXPERT_PROJECTIONS.items()}
+    out = {}
+    for name, value in gguf_tensors.items():
+        if name == "rope_freqs.weight":
+            continue
+        if name in inverse_global:
+            out[inverse_global[name]] = value
+            continue
+        _, layer, rest = name.split(".", 2)
+        if rest in inverse_experts:
+            for expert in range(value.shape[0]):
+                out[f"model.layers.{layer}.mlp.experts.{expert}.{inverse_experts[rest]}.weight"] = value[expert]
+            continue
+        hf_name = f"model.layers.{layer}.{inverse_layer[rest]}"
+        if unpermute and spec.gguf_architecture == "llama" and rest.startswith(("attn_q.", "attn_k.")):
+            value = deinterleave_rope_rows(value, spec.num_heads if rest.startswith("attn_q.") else spec.num_kv_heads)
+        out[hf_name] = value
+    return out
+
+
+def add_model_metadata(writer, spec, dtype_name, file_type):
+    arch = spec.gguf_architecture
+    writer.add_string("general.architecture", arch)
+    writer.add_string("general.name", spec.name)
+    writer.add_u32("general.file_type", file_type)
+    if dtype_name in ("q8_0", "q4_0"):
+        writer.add_u32("general.quantization_version", 2)
+    writer.add_u32(f"{arch}.context_length", spec.max_position_embeddings)
+    writer.add_u32(f"{arch}.embedding_length", spec.hidden_size)
+    writer.add_u32(f"{arch}.block_count", spec.num_layers)
+    writer.add_u32(f"{arch}.feed_forward_length", spec.intermediate_size)
+    writer.add_u32(f"{arch}.attention.head_count", spec.num_heads)
+    writer.add_u32(f"{arch}.attention.head_count_kv", spec.num_kv_heads)
+    writer.add_u32(f"{arch}.attention.key_length", spec.head_dim)
+    writer.add_u32(f"{arch}.attention.value_length", spec.head_dim)
+    writer.add_f32(f"{arch}.attention.layer_norm_rms_epsilon", spec.rms_norm_eps)
+    writer.add_f32(f"{arch}.rope.freq_base", spec.rope_theta)
+    writer.add_u32(f"{arch}.rope.dimension_count", spec.head_dim)
+    writer.add_u32(f"{arch}.vocab_size", spec.vocab_size)
+    if spec.is_moe:
+        writer.add_u32(f"{arch}.expert_count", spec.num_experts)
+        writer.add_u32(f"{arch}.expert_used_count", spec.num_experts_per_tok)
+        writer.add_u32(f"{arch}.expert_feed_forward_length", spec.moe_intermediate_size)
+        writer.add_bool(f"{arch}.expert_weights_norm", spec.norm_topk_prob)
+
+
+def num_text_tokens(tokenizer_json):
+    """Ids below this are ordinary BPE tokens (model.vocab); above are added tokens/padding."""
+    return max(tokenizer_json["model"]["vocab"].values()) + 1
+
+
+def vocabulary(tokenizer_json, vocab_size):
+    """-> (tokens by id, token types by id), padded to vocab_size with [PAD{id}] / unused."""
+    tokens = [None] * vocab_size
+    types = [TOKEN_UNUSED] * vocab_size
+    for text, token_id in tokenizer_json["model"]["vocab"].items():
+        tokens[token_id], types[token_id] = text, TOKEN_NORMAL
+    for added in tokenizer_json["added_tokens"]:
+        token_id = added["id"]
+        if tokens[token_id] is not None and tokens[token_id] != added["content"]:
+            raise ValueError(f"token id {token_id} is both {tokens[token_id]!r} and {added['content']!r}")
+        tokens[token_id] = added["content"]
+        types[token_id] = TOKEN_CONTROL if added["special"] else TOKEN_USER_DEFINED
+    for token_id in range(vocab_size):
+        if tokens[token_id] is None:
+            tokens[token_id] = f"[PAD{token_id}]"
+    return tokens, types
+
+
+def merges(tokenizer_json):
+    """tokenizer.json stores merges as "a b" strings or as [a, b] pairs."""
+    return [m if isinstance(m, str) else f"{m[0]} {m[1]}" for m in tokenizer_json["model"]["merges"]]
+
+
+def add_tokenizer_metadata(writer, spec, tokenizer_json, tokenizer_config):
+    from gguf_writer import INT32, STRING  # noqa: E402 (tools/ is on sys.path)
+    max_id = max(max(tokenizer_json["model"]["vocab"].values()),
+                 max(a["id"] for a in tokenizer_json["added_tokens"]))
+    if max_id >= spec.vocab_size:
+        raise ValueError(f"{spec.name}: tokenizer id {max_id} >= vocab_size {spec.vocab_size}")
+    tokens, types = vocabulary(tokenizer_json, spec.vocab_size)
+    writer.add_string("tokenizer.ggml.model", "gpt2")
+    writer.add_string("tokenizer.ggml.pre", "llama-bpe" if spec.tokenizer == "llama3" else "qwen2")
+    writer.add_array("tokenizer.ggml.tokens", STRING, tokens)
+    writer.add_array("tokenizer.ggml.token_type", INT32, types)
+    writer.add_array("tokenizer.ggml.merges", STRING, merges(tokenizer_json))
+    if spec.bos_token_id is not None:
+        writer.add_u32("tokenizer.ggml.bos_token_id", spec.bos_token_id)
+    writer.add_u32("tokenizer.ggml.eos_token_id", spec.eos_token_ids[0])
+    if spec.pad_token_id is not None:
+        writer.add_u32("tokenizer.ggml.padding_token_id", spec.pad_token_id)
+    writer.add_bool("tokenizer.ggml.add_bos_token", spec.add_bos_token)
+    template = tokenizer_config.get("chat_template")
+    if isinstance(template, str):
+        writer.add_string("tokenizer.chat_template", template)

@@ -1,0 +1,85 @@
+"""Loads a model file back into (ModelSpec, HF-layout weights) from what the
+files alone say: an HF directory (config.json + safetensors) or a GGUF file
+(metadata + tensors). Used by the self-checks and the stand-in engine."""
+import json
+import os
+
+import numpy as np
+
+from . import gguf_layout, model_spec, rope, safetensors_io
+
+_HF_ARCH = {"llama": ("LlamaForCausalLM", "llama"), "qwen2": ("Qwen2ForCausalLM", "qwen2"),
+            "qwen3": ("Qwen3ForCausalLM", "qwen3"), "qwen3moe": ("Qwen3MoeForCausalLM", "qwen3_moe")}
+
+
+def spec_from_hf_config(config, name="model"):
+    model_type = config["model_type"]
+    gguf_arch = {v[1]: k for k, v in _HF_ARCH.items()}[model_type]
+    eos = config.get("eos_token_id")
+    return model_spec.ModelSpec(
+        name=name, hf_architecture=config["architectures"][0], hf_model_type=model_type,
+        gguf_architecture=gguf_arch, tokenizer="llama3" if model_type == "llama" else "qwen3",
+        hidden_size=config["hidden_size"], num_layers=config["num_hidden_layers"],
+        num_heads=config["num_attention_heads"], num_kv_heads=config["num_key_value_heads"],
+        head_dim=config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"],
+        intermediate_size=config["intermediate_size"], vocab_size=config["vocab_size"],
+        max_position_embeddings=config["max_position_embeddings"], rope_theta=config["rope_theta"],
+        rms_norm_eps=config["rms_norm_eps"], tie_word_embeddings=config.get("tie_word_embeddings", False),
+        attention_bias=model_type == "qwen2", qk_norm=model_type in ("qwen3", "qwen3_moe"),
+        rope_scaling=config.get("rope_scaling"), num_experts=config.get("num_experts", 0),
+        num_experts_per_tok=config.get("num_experts_per_tok", 0),
+        moe_intermediate_size=config.get("moe_intermediate_size", 0),
+        norm_topk_prob=config.get("norm_topk_prob", False),
+        bos_token_id=config.get("bos_token_id"),
+        eos_token_ids=eos if isinstance(eos, list) else [eos])
+
+
+def load_hf_dir(directory):
+    with open(os.path.join(directory, "config.json")) as f:
+        config = json.load(f)
+    spec = spec_from_hf_config(config, os.path.basename(os.path.normpath(directory)))
+    return spec, safetensors_io.read_checkpoint(directory)
+
+
+def spec_from_gguf(gguf):
+    meta = gguf.metadata
+    arch = meta["general.architecture"]
+    hf_architecture, model_type = _HF_ARCH[arch]
+    tensors = gguf.tensor_infos
+
+    def get(key, default=None):
+        return meta.get(f"{arch}.{key}", default)
+
+    return model_spec.ModelSpec(
+        name=meta.get("general.name", arch), hf_architecture=hf_architecture, hf_model_type=model_type,
+        gguf_architecture=arch, tokenizer="llama3" if meta.get("tokenizer.ggml.pre") == "llama-bpe" else "qwen3",
+        hidden_size=get("embedding_length"), num_layers=get("block_count"),
+        num_heads=get("attention.head_count"), num_kv_heads=get("attention.head_count_kv"),
+        head_dim=get("attention.key_length"), intermediate_size=get("feed_forward_length"),
+        vocab_size=get("vocab_size", len(meta["tokenizer.ggml.tokens"])),
+        max_position_embeddings=get("context_length"), rope_theta=float(get("rope.freq_base")),
+        rms_norm_eps=float(get("attention.layer_norm_rms_epsilon")),
+        tie_word_embeddings="output.weight" not in tensors,
+        attention_bias="blk.0.attn_q.bias" in tensors, qk_norm="blk.0.attn_q_norm.weight" in tensors,
+        num_experts=get("expert_count", 0), num_experts_per_tok=get("expert_used_count", 0),
+        moe_intermediate_size=get("expert_feed_forward_length", 0),
+        norm_topk_prob=bool(get("expert_weights_norm", False)),
+        bos_token_id=meta.get("tokenizer.ggml.bos_token_id"),
+        eos_token_ids=[meta.get("tokenizer.ggml.eos_token_id")])
+
+
+def load_gguf(path, gguf_layout_rope=False):
+    """-> (spec, HF-named weights, rope_style, inv_freq).
+    gguf_layout_rope=False: q/k rows un-permuted back to HF order (rotate_half RoPE).
+    gguf_layout_rope=True: llama q/k kept as stored, RoPE applied to interleaved
+    pairs with the file's rope_freqs: checks the permutation independently."""
+    import gguf_reader  # tools/ on sys.path
+    gguf = gguf_reader.GGUFFile(path)
+    spec = spec_from_gguf(gguf)
+    tensors = {name: gguf.tensor(name) for name in gguf.tensor_infos}
+    inv_freq = rope.base_inv_freq(spec.head_dim, spec.rope_theta)
+    if "rope_freqs.weight" in tensors:
+        inv_freq = inv_freq / tensors["rope_freqs.weight"].astype(np.float64)
+    interleaved = gguf_layout_rope and spec.gguf_architecture == "llama"
+    weights = gguf_layout.hf_from_gguf(spec, tensors, unpermute=not interleaved)
+    return spec, weights, "interleaved" if interleaved else "half", inv_freq, gguf

@@ -1,0 +1,158 @@
+"""The tiny test models and benchmark presets, described once.
+
+A ModelSpec holds exactly the hyper-parameters an HF config.json carries;
+config_json() writes it, and the forward pass and GGUF metadata read it.
+"""
+from dataclasses import dataclass, field
+import json
+import os
+
+REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+TOKENIZER_DIRS = {
+    "qwen3": os.path.join(REPO_ROOT, "assets/npm/tokenizer-qwen3/models"),
+    "llama3": os.path.join(REPO_ROOT, "assets/npm/tokenizer-llama3_1/models"),
+}
+
+
+@dataclass
+class ModelSpec:
+    name: str
+    hf_architecture: str          # LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM / Qwen3MoeForCausalLM
+    hf_model_type: str            # llama / qwen2 / qwen3 / qwen3_moe
+    gguf_architecture: str        # llama / qwen2 / qwen3 / qwen3moe
+    tokenizer: str                # key of TOKENIZER_DIRS
+    hidden_size: int
+    num_layers: int
+    num_heads: int
+    num_kv_heads: int
+    head_dim: int
+    intermediate_size: int
+    vocab_size: int
+    max_position_embeddings: int
+    rope_theta: float
+    rms_norm_eps: float
+    tie_word_embeddings: bool
+    attention_bias: bool = False   # q/k/v biases (Qwen2)
+    qk_norm: bool = False          # per-head RMSNorm of q and k (Qwen3)
+    rope_scaling: dict = None      # llama3 scaling parameters, or None
+    num_experts: int = 0           # > 0: every layer's MLP is a mixture of experts
+    num_experts_per_tok: int = 0
+    moe_intermediate_size: int = 0
+    norm_topk_prob: bool = False
+    num_shards: int = 1            # safetensors shards of the HF checkpoint
+    bos_token_id: int = None
+    eos_token_ids: list = field(default_factory=list)  # first one goes to config.json
+    pad_token_id: int = None
+    add_bos_token: bool = False
+    seed: int = 0
+
+    @property
+    def is_moe(self):
+        return self.num_experts > 0
+
+    def config_json(self, torch_dtype):
+        config = {
+            "architectures": [self.hf_architecture],
+            "model_type": self.hf_model_type,
+            "hidden_size": self.hidden_size,
+            "num_hidden_layers": self.num_layers,
+            "num_attention_heads": self.num_heads,
+            "num_key_value_heads": self.num_kv_heads,
+            "head_dim": self.head_dim,
+            "intermediate_size": self.intermediate_size,
+            "vocab_size": self.vocab_size,
+            "max_position_embeddings": self.max_position_embeddings,
+            "rope_theta": self.rope_theta,
+            "rope_scaling": self.rope_scaling,
+            "rms_norm_eps": self.rms_norm_eps,
+            "hidden_act": "silu",
+            "tie_word_embeddings": self.tie_word_embeddings,
+            "attention_dropout": 0.0,
+            "initializer_range": 0.02,
+            "use_cache": True,
+            "torch_dtype": torch_dtype,
+            "bos_token_id": self.bos_token_id,
+            "eos_token_id": self.eos_token_ids[0] if self.eos_token_ids else None,
+        }
+        if self.hf_model_type == "llama":
+            config.update(attention_bias=False, mlp_bias=False, pretraining_tp=1)
+        if self.hf_model_type in ("qwen2", "qwen3", "qwen3_moe"):
+            config.update(use_sliding_window=False, sliding_window=None,
+                          max_window_layers=self.num_layers)
+        if self.hf_model_type in ("qwen3", "qwen3_moe"):
+            config.update(attention_bias=False)
+        if self.is_moe:
+            config.update(num_experts=self.num_experts,
+                          num_experts_per_tok=self.num_experts_per_tok,
+                          moe_intermediate_size=self.moe_intermediate_size,
+                          norm_topk_prob=self.norm_topk_prob,
+                          decoder_sparse_step=1, mlp_only_layers=[],
+                          output_router_logits=False, router_aux_loss_coef=0.001)
+        return config
+
+    def generation_config_json(self):
+        return {"bos_token_id": self.bos_token_id,
+                "eos_token_id": self.eos_token_ids if len(self.eos_token_ids) > 1 else self.eos_token_ids[0],
+                "pad_token_id": self.pad_token_id,
+                "do_sample": False}
+
+
+QWEN_VOCAB = 151936       # like the released Qwen models: ids 151669.. are padding rows
+LLAMA3_VOCAB = 128256
+QWEN_TOKENS = dict(tokenizer="qwen3", vocab_size=QWEN_VOCAB, bos_token_id=151643,
+                   eos_token_ids=[151645, 151643], pad_token_id=151643, add_bos_token=False)
+
+# Seeds picked by tools/search_seeds.py: no near-tie in the f32 greedy
+# continuations of the golden prompts, and continuations that do not just repeat.
+TINY_MODELS = {
+    "tiny-llama3": ModelSpec(
+        name="tiny-llama3", hf_architecture="LlamaForCausalLM", hf_model_type="llama",
+        gguf_architecture="llama", tokenizer="llama3", vocab_size=LLAMA3_VOCAB,
+        hidden_size=64, num_layers=2, num_heads=4, num_kv_heads=2, head_dim=16,
+        intermediate_size=128, max_position_embeddings=4096, rope_theta=500000.0,
+        rms_norm_eps=1e-5, tie_word_embeddings=False,
+        # a small original context so all three llama3 regimes (kept, smoothed, divided) occur
+        rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                      "high_freq_factor": 4.0, "original_max_position_embeddings": 64},
+        bos_token_id=128000, eos_token_ids=[128009, 128001, 128008], pad_token_id=None,
+        add_bos_token=True, seed=10001),
+    "tiny-qwen2": ModelSpec(
+        name="tiny-qwen2", hf_architecture="Qwen2ForCausalLM", hf_model_type="qwen2",
+        gguf_architecture="qwen2", hidden_size=64, num_layers=2, num_heads=4, num_kv_heads=2,
+        head_dim=16, intermediate_size=128, max_position_embeddings=32768,
+        rope_theta=1000000.0, rms_norm_eps=1e-6, tie_word_embeddings=True,
+        attention_bias=True, seed=9002, **QWEN_TOKENS),
+    "tiny-qwen3": ModelSpec(
+        name="tiny-qwen3", hf_architecture="Qwen3ForCausalLM", hf_model_type="qwen3",
+        gguf_architecture="qwen3", hidden_size=64, num_layers=2, num_heads=4, num_kv_heads=2,
+        head_dim=32, intermediate_size=128, max_position_embeddings=40960,
+        rope_theta=1000000.0, rms_norm_eps=1e-6, tie_word_embeddings=True, qk_norm=True,
+        seed=4003, **QWEN_TOKENS),
+    "tiny-qwen3moe": ModelSpec(
+        name="tiny-qwen3moe", hf_architecture="Qwen3MoeForCausalLM", hf_model_type="qwen3_moe",
+        gguf_architecture="qwen3moe", hidden_size=64, num_layers=2, num_heads=4,
+        num_kv_heads=2, head_dim=32, intermediate_size=128, max_position_embeddings=40960,
+        rope_theta=1000000.0, rms_norm_eps=1e-6, tie_word_embeddings=False, qk_norm=True,
+        num_experts=8, num_experts_per_tok=2, moe_intermediate_size=64, norm_topk_prob=True,
+        num_shards=2, seed=2004, **QWEN_TOKENS),
+}
+
+PRESETS = {
+    # Benchmark-sized random model with Qwen3-0.6B's shapes (no reference logits).
+    "qwen3-0.6b": ModelSpec(
+        name="qwen3-0.6b", hf_architecture="Qwen3ForCausalLM", hf_model_type="qwen3",
+        gguf_architecture="qwen3", hidden_size=1024, num_layers=28, num_heads=16,
+        num_kv_heads=8, head_dim=128, intermediate_size=3072, max_position_embeddings=40960,
+        rope_theta=1000000.0, rms_norm_eps=1e-6, tie_word_embeddings=True, qk_norm=True,
+        seed=2001, **QWEN_TOKENS),
+}
+PRESET_GGUF_DTYPES = ["bf16", "q8_0", "q4_0"]
+
+
+def load_tokenizer_files(spec):
+    directory = TOKENIZER_DIRS[spec.tokenizer]
+    with open(os.path.join(directory, "tokenizer.json"), encoding="utf-8") as f:
+        tokenizer_json = json.load(f)
+    with open(os.path.join(directory, "tokenizer_config.json"), encoding="utf-8") as f:
+        tokenizer_config = json.load(f)
+    return directory, tokenizer_json, tokenizer_config

@@ -1,0 +1,31 @@
+"""Golden prompts: real text tokenized by the reference JS tokenizer
+(tools/reference/tokenize_prompts.mjs, @lenml/tokenizers over the same
+tokenizer.json), fixed here so generation does not need node."""
+
+QWEN_PROMPTS = [
+    # "The capital of France is"
+    [785, 6722, 315, 9625, 374],
+    # "<|im_start|>user\nWhat is 2+2?<|im_end|>\n<|im_start|>assistant\n"
+    [151644, 872, 198, 3838, 374, 220, 17, 10, 17, 30, 151645, 198, 151644, 77091, 198],
+    # "In the beginning the Universe was created. This has made a lot of people very angry and been
+    #  widely regarded as a bad move. Many races believe that it was created by some sort of god,
+    #  though the Jatravartid people"
+    [641, 279, 7167, 279, 28749, 572, 3465, 13, 1096, 702, 1865, 264, 2696, 315, 1251, 1602,
+     18514, 323, 1012, 13570, 26361, 438, 264, 3873, 3271, 13, 8999, 20588, 4411, 429, 432, 572,
+     3465, 553, 1045, 3378, 315, 9886, 11, 3498, 279, 619, 60978, 402, 471, 307, 1251],
+]
+
+LLAMA3_PROMPTS = [
+    # <|begin_of_text|> "The capital of France is"
+    [128000, 791, 6864, 315, 9822, 374],
+    # <|begin_of_text|> "def fibonacci(n):\n    if n < 2:\n        return n"
+    [128000, 755, 76798, 1471, 997, 262, 422, 308, 366, 220, 17, 512, 286, 471, 308],
+    # <|begin_of_text|> + the same paragraph as the third Qwen prompt
+    [128000, 644, 279, 7314, 279, 29849, 574, 3549, 13, 1115, 706, 1903, 264, 2763, 315, 1274,
+     1633, 19021, 323, 1027, 13882, 27458, 439, 264, 3958, 3351, 13, 9176, 21234, 4510, 430, 433,
+     574, 3549, 555, 1063, 3460, 315, 10087, 11, 3582, 279, 622, 62078, 402, 472, 307, 1274],
+]
+
+
+def prompts_for(spec):
+    return LLAMA3_PROMPTS if spec.tokenizer == "llama3" else QWEN_PROMPTS

@@ -1,0 +1,112 @@
+"""Deterministic random weights in HF layout (names and {out, in} shapes).
+
+Each tensor draws from its own generator seeded by (model seed, crc32(name),
+row chunk), so any tensor can be produced alone, in any order, chunk by chunk
+(the 0.6B preset streams tensor by tensor without holding the model).
+
+Scales are chosen so activations stay O(1) and the logits spread widely
+(std ~ sqrt(hidden)), which keeps greedy argmaxes well separated:
+  embeddings / lm_head rows ~ N(0, 1); rows of tokens the tokenizer never
+  produces as ordinary text (added/special tokens, padding) are scaled by
+  0.05 so a random model does not pick them (no EOS surprises);
+  projections ~ N(0, gain^2 / in_dim) (see SUBLAYER_OUTPUT_GAIN); norm weights ~ 1 + N(0, 0.1^2);
+  biases ~ N(0, 0.1^2).
+"""
+import zlib
+import numpy as np
+
+ROWS_PER_CHUNK = 8192
+# o_proj / down_proj gain: the layers' outputs must outweigh the token's own
+# embedding in the residual stream, or a tied-embedding model just repeats its
+# last token (its own logit ~ |e|^2 wins); ~3-4x keeps greedy output varied.
+SUBLAYER_OUTPUT_GAIN = 4.0
+RARE_TOKEN_ROW_SCALE = 0.05
+
+
+class TensorInfo:
+    def __init__(self, name, shape, kind, gain=1.0):
+        self.name = name
+        self.shape = tuple(shape)
+        self.kind = kind   # "embedding", "linear", "norm", "bias"
+        self.gain = gain
+
+    @property
+    def is_matrix(self):
+        return len(self.shape) >= 2
+
+
+def tensor_infos(spec):
+    """All tensors of the HF checkpoint, in file order."""
+    hidden, head_dim = spec.hidden_size, spec.head_dim
+    q_dim, kv_dim = spec.num_heads * head_dim, spec.num_kv_heads * head_dim
+    infos = [TensorInfo("model.embed_tokens.weight", (spec.vocab_size, hidden), "embedding")]
+    for layer in range(spec.num_layers):
+        p = f"model.layers.{layer}."
+        infos.append(TensorInfo(p + "input_layernorm.weight", (hidden,), "norm"))
+        infos.append(TensorInfo(p + "self_attn.q_proj.weight", (q_dim, hidden), "linear", 1.5))
+        infos.append(TensorInfo(p + "self_attn.k_proj.weight", (kv_dim, hidden), "linear", 1.5))
+        infos.append(TensorInfo(p + "self_attn.v_proj.weight", (kv_dim, hidden), "linear"))
+        if spec.attention_bias:
+            infos.append(TensorInfo(p + "self_attn.q_proj.bias", (q_dim,), "bias"))
+            infos.append(TensorInfo(p + "self_attn.k_proj.bias", (kv_dim,), "bias"))
+            infos.append(TensorInfo(p + "self_attn.v_proj.bias", (kv_dim,), "bias"))
+        if spec.qk_norm:
+            infos.append(TensorInfo(p + "self_attn.q_norm.weight", (head_dim,), "norm"))
+            infos.append(TensorInfo(p + "self_attn.k_norm.weight", (head_dim,), "norm"))
+        infos.append(TensorInfo(p + "self_attn.o_proj.weight", (hidden, q_dim), "linear", SUBLAYER_OUTPUT_GAIN))
+        infos.append(TensorInfo(p + "post_attention_layernorm.weight", (hidden,), "norm"))
+        if spec.is_moe:
+            ffn = spec.moe_intermediate_size
+            # a strong router keeps the top-k choice far from ties
+            infos.append(TensorInfo(p + "mlp.gate.weight", (spec.num_experts, hidden), "linear", 4.0))
+            for expert in range(spec.num_experts):
+                e = f"{p}mlp.experts.{expert}."
+                infos.append(TensorInfo(e + "gate_proj.weight", (ffn, hidden), "linear"))
+                infos.append(TensorInfo(e + "up_proj.weight", (ffn, hidden), "linear"))
+                infos.append(TensorInfo(e + "down_proj.weight", (hidden, ffn), "linear", 1.25 * SUBLAYER_OUTPUT_GAIN))
+        else:
+            ffn = spec.intermediate_size
+            infos.append(TensorInfo(p + "mlp.gate_proj.weight", (ffn, hidden), "linear"))
+            infos.append(TensorInfo(p + "mlp.up_proj.weight", (ffn, hidden), "linear"))
+            infos.append(TensorInfo(p + "mlp.down_proj.weight", (hidden, ffn), "linear", 1.25 * SUBLAYER_OUTPUT_GAIN))
+    infos.append(TensorInfo("model.norm.weight", (hidden,), "norm"))
+    if not spec.tie_word_embeddings:
+        infos.append(TensorInfo("lm_head.weight", (spec.vocab_size, hidden), "embedding"))
+    return infos
+
+
+def _rng(spec, name, chunk_index):
+    return np.random.default_rng([spec.seed, zlib.crc32(name.encode()), chunk_index])
+
+
+def generate_rows(spec, info, row_begin, row_end, num_text_tokens):
+    """Rows [row_begin, row_end) of a tensor (row = first axis), float32.
+    row_begin must be a multiple of ROWS_PER_CHUNK (chunks are the unit of seeding)."""
+    assert row_begin % ROWS_PER_CHUNK == 0
+    parts = []
+    for chunk_begin in range(row_begin, row_end, ROWS_PER_CHUNK):
+        chunk_end = min(chunk_begin + ROWS_PER_CHUNK, row_end)
+        shape = (chunk_end - chunk_begin,) + info.shape[1:]
+        rng = _rng(spec, info.name, chunk_begin // ROWS_PER_CHUNK)
+        values = rng.standard_normal(shape, dtype=np.float32)
+        if info.kind == "embedding":
+            first_rare = max(num_text_tokens, chunk_begin)
+            if first_rare < chunk_end:
+                values[first_rare - chunk_begin:] *= np.float32(RARE_TOKEN_ROW_SCALE)
+        elif info.kind == "linear":
+            values *= np.float32(info.gain / np.sqrt(info.shape[-1]))
+        elif info.kind == "norm":
+            values = np.float32(1) + np.float32(0.1) * values
+        elif info.kind == "bias":
+            values *= np.float32(0.1)
+        parts.append(values.astype(np.float32))
+    return np.concatenate(parts, axis=0)
+
+
+def generate_tensor(spec, info, num_text_tokens):
+    return generate_rows(spec, info, 0, info.shape[0], num_text_tokens)
+
+
+def generate_all(spec, num_text_tokens):
+    """name -> float32 array, HF layout, for the tiny models."""
+    return {info.name: generate_tensor(spec, info, num_text_tokens) for info in tensor_infos(spec)}
