@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -45,9 +46,8 @@ def main():
         subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tools", "gen_models.py"), "--out", args.models,
                         "--preset", "qwen3-0.6b"], check=True)
 
-    bw_out = subprocess.run([args.membw, "--threads", str(args.threads)], check=True, capture_output=True,
-                            text=True).stdout
-    bandwidth = json.loads(bw_out.strip().splitlines()[-1])["read_gb_per_s"] * 1e9
+    bw_out = subprocess.run([args.membw, str(args.threads)], check=True, capture_output=True, text=True).stdout
+    bandwidth = float(re.search(r"best of \d+: ([0-9.]+) GB/s \(wall clock\)", bw_out).group(1)) * 1e9
 
     rng = random.Random(0)
     prompt = ",".join(str(rng.randrange(1000, 100000)) for _ in range(args.prompt_tokens))

@@ -42,6 +42,7 @@ class Server:
         while time.time() < deadline:
             try:
                 if self.get("/health")[0] == 200:
+                    self.model_name = json.loads(self.get("/v1/models")[1])["data"][0]["id"]
                     return
             except OSError:
                 pass
@@ -63,7 +64,7 @@ class Server:
 
     def chat(self, messages, max_tokens, ignore_eos=True):
         """Streams one chat completion; returns (ttft_s, [chunk times], usage)."""
-        body = {"model": "m", "messages": messages, "max_tokens": max_tokens, "stream": True, "temperature": 0,
+        body = {"model": self.model_name, "messages": messages, "max_tokens": max_tokens, "stream": True, "temperature": 0,
                 "ignore_eos": ignore_eos, "stream_options": {"include_usage": True}}
         c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
         t0 = time.perf_counter()
@@ -97,9 +98,9 @@ def text_of_tokens(server, n_tokens, rng):
     """Text that tokenizes to about n_tokens (checked with /tokenize and trimmed)."""
     words = [rng.choice(WORDS) + str(rng.randrange(100)) for _ in range(n_tokens)]
     text = " ".join(words)
-    _, body = server.post("/tokenize", {"model": "m", "prompt": text})
-    ids = json.loads(body)["tokens"] if "tokens" in json.loads(body) else json.loads(body)["ids"]
-    _, body = server.post("/detokenize", {"model": "m", "tokens": ids[:n_tokens]})
+    _, body = server.post("/tokenize", {"prompt": text})
+    ids = json.loads(body)["tokens"]
+    _, body = server.post("/detokenize", {"tokens": ids[:n_tokens]})
     return json.loads(body)["prompt"]
 
 

@@ -72,6 +72,7 @@ void run_serve(ServeOptions o) {
             o.kv_cache_mem_gib);
     }
     if (o.engine.kv_cache_tokens <= 0 && o.server.context_tokens > 0) o.engine.kv_cache_tokens = o.server.context_tokens;
+    o.engine.context_tokens = o.server.context_tokens;
     engine = std::make_unique<Engine>(*model, o.engine);
     const int64_t kv_tokens = engine->kv_cache_tokens();
     std::printf("llmesh serve: model %s (%s, %s)\n", o.model_path.c_str(), model->files.format.c_str(),
@@ -80,8 +81,7 @@ void run_serve(ServeOptions o) {
                 gib(double(model->files.weights.file_bytes())), (long long)kv_tokens,
                 (long long)(kv_tokens / o.engine.block_size), (long long)o.engine.block_size,
                 gib(double(kv_tokens) * double(shape.bytes_per_token())), (long long)shape.bytes_per_token());
-    const int64_t context = o.server.context_tokens > 0 ? std::min(o.server.context_tokens, engine->context_tokens())
-                                                        : engine->context_tokens();
+    const int64_t context = engine->context_tokens();
     std::printf("  context %lld tokens; up to %lld running requests, %lld batched tokens per step; %d threads\n",
                 (long long)context, (long long)o.engine.max_running_requests,
                 (long long)o.engine.max_batched_tokens, pool->num_threads());

@@ -77,6 +77,9 @@ struct ApiServer::Impl {
         ctx.metrics.count_http_error(e.http_status());
         send_error(res, e.http_status(), e.to_json());
         if (e.http_status() == 429) res.set_header("Retry-After", "1");
+      } catch (const nlohmann::json::exception& e) {  // a field of the wrong type read with .value()
+        ctx.metrics.count_http_error(400);
+        send_error(res, 400, error_body(std::string("malformed request: ") + e.what(), "invalid_request_error"));
       } catch (const Error& e) {
         ctx.metrics.count_http_error(400);
         send_error(res, 400, error_body(e.what(), "invalid_request_error"));
@@ -119,6 +122,7 @@ struct ApiServer::Impl {
       if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
       std::string message = fmt::format("HTTP {}", res.status);
       if (res.status == 404) message = fmt::format("No route for {} {}", req.method, req.path);
+      if (res.status == 400) message = "Malformed HTTP request (a POST without a body needs 'Content-Length: 0')";
       if (res.status == 413) {
         message = fmt::format("The request body is larger than the limit of {} bytes", ctx.options.max_body_bytes);
         ctx.metrics.count_http_error(413);

@@ -48,7 +48,8 @@ class Engine::Impl {
  public:
   Impl(LoadedModel& model, const EngineOptions& options) : model_(model), options_(options) {
     const ModelConfig& config = model.config();
-    context_tokens_ = config.max_position;
+    context_tokens_ = options.context_tokens > 0 ? std::min(options.context_tokens, config.max_position)
+                                                 : config.max_position;
     const int64_t kv_tokens = options.kv_cache_tokens > 0 ? options.kv_cache_tokens : context_tokens_;
     SchedulerOptions so;
     so.block_size = options.block_size;
@@ -275,7 +276,11 @@ class Engine::Impl {
     scheduler_->for_each([&](Sequence* s) { all.push_back(s); });
     for (Sequence* s : all) fail_one(s, message);
     std::lock_guard lock(mu_);
-    for (auto& s : incoming_) s->handle->push(TokenEvent{.error = message});
+    for (auto& s : incoming_) {
+      TokenEvent ev;
+      ev.error = message;
+      s->handle->push(std::move(ev));
+    }
     incoming_.clear();
   }
 

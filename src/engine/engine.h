@@ -30,6 +30,7 @@
 namespace llmesh {
 
 struct EngineOptions {
+  int64_t context_tokens = 0;           // 0: the model's trained context; else at most that
   int64_t kv_cache_tokens = 0;          // 0: from kv_cache_bytes or the context length
   int64_t block_size = 16;
   int64_t max_running_requests = 16;
