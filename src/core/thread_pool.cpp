@@ -7,7 +7,9 @@
 namespace llmesh {
 
 namespace {
-constexpr int kSpinIterations = 20000;  // ~ tens of microseconds of _mm_pause before sleeping
+// ~100-200 us of _mm_pause before sleeping: long enough to catch the next kernel of a
+// decode step, short enough not to steal a shared core from other work.
+constexpr int kSpinIterations = 2000;
 }
 
 int ThreadPool::default_num_threads() {
