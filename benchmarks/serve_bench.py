@@ -13,6 +13,7 @@ import http.client
 import json
 import os
 import random
+import re
 import socket
 import statistics
 import subprocess
@@ -175,8 +176,8 @@ def bench_decode(server, rng, concurrencies, prompt_tokens=128, output_tokens=64
         sys.stdout.flush()
 
 
-def bench_interference(binary, model, threads, budgets, rng_seed, inject_tokens=8000):
-    print(f"\n### Prefill/decode interference: TPOT p95 of 4 x (1K -> 256) streams, with and without a "
+def bench_interference(binary, model, threads, budgets, rng_seed, inject_tokens=8000, output_tokens=256):
+    print(f"\n### Prefill/decode interference: TPOT p95 of 4 x (1K -> {output_tokens}) streams, with and without a "
           f"{inject_tokens}-token prefill injected mid-run\n")
     print("| --max-batched-tokens | TPOT p95 alone ms | TPOT p95 with injection ms | max ITL with injection ms | injected TTFT s |")
     print("|---|---|---|---|---|")
@@ -191,7 +192,7 @@ def bench_interference(binary, model, threads, budgets, rng_seed, inject_tokens=
                 results, injected = [], []
 
                 def one(p):
-                    _, times, _ = server.chat(p, 256)
+                    _, times, _ = server.chat(p, output_tokens)
                     results.append(times)
 
                 ts = [threading.Thread(target=one, args=(p,)) for p in prompts]
@@ -199,7 +200,8 @@ def bench_interference(binary, model, threads, budgets, rng_seed, inject_tokens=
                 if inject:
                     # Inject once every stream is decoding.
                     time.sleep(0.5)
-                    while server.get("/metrics")[1].decode().count("llmesh:num_requests_waiting 0") == 0:
+                    while not re.search(r"^llmesh:num_requests_waiting(\{[^}]*\})? 0$",
+                                        server.get("/metrics")[1].decode(), re.M):
                         time.sleep(0.2)
                     time.sleep(3)
                     t, _, _ = server.chat(long_prompt, 1)
@@ -222,6 +224,8 @@ def main():
     ap.add_argument("--only", default="ttft,sessions,decode,interference")
     ap.add_argument("--lengths", default="1000,4000,8000")
     ap.add_argument("--budgets", default="256,512,2048")
+    ap.add_argument("--inject-tokens", type=int, default=8000)
+    ap.add_argument("--interference-output-tokens", type=int, default=256)
     args = ap.parse_args()
     only = set(args.only.split(","))
     rng = random.Random(1)
@@ -238,7 +242,8 @@ def main():
         finally:
             server.stop()
     if "interference" in only:
-        bench_interference(args.llmesh, args.model, args.threads, [int(x) for x in args.budgets.split(",")], 2)
+        bench_interference(args.llmesh, args.model, args.threads, [int(x) for x in args.budgets.split(",")], 2,
+                           args.inject_tokens, args.interference_output_tokens)
 
 
 if __name__ == "__main__":
