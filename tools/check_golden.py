@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks llmesh against the numpy reference on the tiny golden models.
 
-  /usr/bin/python3 tools/check_golden.py --llmesh build/apps/llmesh/llmesh --models DIR [--only NAME]
+  /usr/bin/python3 tools/check_golden.py --llmesh build/llmesh --models DIR [--only NAME]
 
 Generates the models into DIR first when they are missing or were made by an
 older generator. For every model x file variant x prompt it runs

@@ -20,6 +20,7 @@ namespace {
 
 struct RunOptions {
   std::string model_path;
+  std::string weights = "auto";
   std::string prompt;
   std::string prompt_ids;  // comma-separated ids: bypasses the tokenizer (tests, goldens)
   bool chat = false;
@@ -138,7 +139,7 @@ void run(const RunOptions& o) {
   check(o.max_tokens >= 1, "--max-tokens must be at least 1 (got {})", o.max_tokens);
 
   ThreadPool pool(o.threads);
-  auto model = LoadedModel::load(o.model_path, pool);
+  auto model = LoadedModel::load(o.model_path, pool, parse_weight_residency(o.weights));
   const int64_t ctx = o.ctx_size > 0 ? o.ctx_size : model->config().max_position;
   check(ctx > 1, "--ctx-size must be at least 2");
 
@@ -202,6 +203,11 @@ void add_run_command(CLI::App& app) {
       "  llmesh run --model model.gguf --chat --system \"You are terse.\"        (interactive; /exit quits)\n"
       "  llmesh run --model model.gguf --chat --prompt \"Hi\" --show-prompt --json\n");
   cmd->add_option("-m,--model", o->model_path, "GGUF file or Hugging Face model directory")->required();
+  cmd->add_option("--weights", o->weights,
+                  "Where weights live: ram (a copy in 2 MiB huge pages: fastest decode), mmap (the file's page cache; "
+                  "for models larger than RAM), auto (ram when it fits)")
+      ->check(CLI::IsMember({"auto", "ram", "mmap"}))
+      ->capture_default_str();
   cmd->add_option("-p,--prompt", o->prompt, "Prompt text (with --chat: the user message)");
   cmd->add_option("--prompt-ids", o->prompt_ids, "Prompt as comma-separated token ids (skips the tokenizer)");
   cmd->add_flag("--chat", o->chat, "Apply the model's chat template; without --prompt, chat interactively");

@@ -21,6 +21,7 @@ namespace {
 
 struct ServeOptions {
   std::string model_path;
+  std::string weights = "auto";
   api::ServerOptions server;
   EngineOptions engine;
   double kv_cache_mem_gib = 0.0;
@@ -63,7 +64,7 @@ void run_serve(ServeOptions o) {
   std::unique_ptr<Engine> engine;
   try {
     pool = std::make_unique<ThreadPool>(o.threads);
-    model = LoadedModel::load(o.model_path, *pool);
+    model = LoadedModel::load(o.model_path, *pool, parse_weight_residency(o.weights));
     const ModelConfig& config = model->config();
     KvCacheShape shape{config.num_layers, config.num_kv_heads, config.head_dim, o.engine.block_size, 0};
     if (o.engine.kv_cache_tokens <= 0 && o.kv_cache_mem_gib > 0) {
@@ -106,6 +107,11 @@ void add_serve_command(CLI::App& app) {
   auto options = std::make_shared<ServeOptions>();
   CLI::App* cmd = app.add_subcommand("serve", "Serve a model over an OpenAI-compatible HTTP API");
   cmd->add_option("--model,-m", options->model_path, "A .gguf file or a Hugging Face model directory")->required();
+  cmd->add_option("--weights", options->weights,
+                  "Where weights live: ram (a copy in 2 MiB huge pages: fastest decode), mmap (the file's page cache; "
+                  "for models larger than RAM), auto (ram when it fits)")
+      ->check(CLI::IsMember({"auto", "ram", "mmap"}))
+      ->capture_default_str();
   cmd->add_option("--host", options->server.host, "Address to listen on")->capture_default_str();
   cmd->add_option("--port", options->server.port, "Port to listen on (0: any free port)")->capture_default_str();
   cmd->add_option("--served-model-name", options->server.served_model_name,

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   llmesh::app::add_tokenize_command(app);
   llmesh::app::add_serve_command(app);
   llmesh::app::add_sim_command(app);
+  llmesh::app::add_bench_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

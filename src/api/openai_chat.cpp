@@ -1,11 +1,16 @@
 #include "api/openai_chat.h"
 
+#include <fmt/ranges.h>
+
 #include "api/api_error.h"
+#include "api/constrained_output.h"
 #include "api/generation_driver.h"
 #include "api/openai_format.h"
+#include "api/output_options.h"
 #include "api/sse.h"
 #include "api/sse_stream.h"
 #include "core/error.h"
+#include "core/log.h"
 
 namespace llmesh::api {
 
@@ -115,13 +120,30 @@ PipelineOptions chat_pipeline_options(const ServerContext& ctx, const ChatComple
   PipelineOptions options;
   options.stop_strings = request.params.stop;
   options.collect_logprobs = request.params.logprobs;
-  OutputParserOptions& parser = options.parser;
-  parser.parse_reasoning = ctx.model->tokenizer->token_id(parser.reasoning_open).has_value() ||
-                           prompt.find(parser.reasoning_open) != std::string::npos;
-  parser.starts_in_reasoning =
-      parser.parse_reasoning && ends_inside_block(prompt, parser.reasoning_open, parser.reasoning_close);
-  parser.parse_tool_calls = request.parse_tool_calls;
+  options.parser = output_parser_options(ctx, prompt, request.parse_tool_calls);
   return options;
+}
+
+// Structured output: a forced tool call (tool_choice required / named) or
+// response_format json_schema / json_object; null when the output is free.
+std::shared_ptr<TokenConstraint> chat_output_constraint(const ServerContext& ctx, const std::string& body,
+                                                        const ChatCompletionRequest& request,
+                                                        const OutputParserOptions& parser,
+                                                        std::vector<std::string>* ignored) {
+  if (!request.tool_call_required && !request.response_schema) return nullptr;
+  ReasoningPrefix reasoning;
+  reasoning.starts_in_reasoning = parser.starts_in_reasoning;
+  // The model may think first unless the request switched thinking off (the
+  // template then closes an empty block in the prompt itself).
+  reasoning.allow_reasoning =
+      parser.parse_reasoning && !parser.starts_in_reasoning && request.enable_thinking.value_or(true);
+  if (request.tool_call_required) {
+    return make_tool_call_constraint(ctx, ordered_value_at(body, {"tools"}, request.tools), request.forced_tool_name,
+                                     reasoning, ignored);
+  }
+  return make_json_constraint(
+      ctx, ordered_value_at(body, {"response_format", "json_schema", "schema"}, *request.response_schema), reasoning,
+      "response_format", ignored);
 }
 
 }  // namespace
@@ -137,8 +159,16 @@ void handle_chat_completions(ServerContext& ctx, const httplib::Request& req, ht
   const int64_t created = unix_time_seconds();
   const std::string& model_name = ctx.options.served_model_name;
   const Tokenizer& tokenizer = *ctx.model->tokenizer;
-  ActiveGeneration gen = start_generation(ctx, std::move(prompt_ids), request.params, id, arrival);
-  TokenTextPipeline pipeline(tokenizer, chat_pipeline_options(ctx, request, prompt));
+  PipelineOptions pipeline_options = chat_pipeline_options(ctx, request, prompt);
+  GenerationParams params = request.params;
+  std::vector<std::string> ignored_keywords;
+  params.constraint = chat_output_constraint(ctx, req.body, request, pipeline_options.parser, &ignored_keywords);
+  if (!ignored_keywords.empty()) {
+    res.set_header(kUnenforcedKeywordsHeader, unenforced_keywords_header_value(ignored_keywords));
+    log_debug("{}: schema keywords not enforced: {}", id, fmt::join(ignored_keywords, "; "));
+  }
+  ActiveGeneration gen = start_generation(ctx, std::move(prompt_ids), params, id, arrival);
+  TokenTextPipeline pipeline(tokenizer, std::move(pipeline_options));
 
   if (request.params.stream) {
     auto job = std::make_shared<StreamJob>(std::move(gen), std::move(pipeline));

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "api/api_error.h"
+#include "api/json_fields.h"
 
 namespace llmesh::api {
 
@@ -11,43 +12,6 @@ using nlohmann::json;
 namespace {
 
 const char* type_name(const json& v) { return v.type_name(); }
-
-// The field's value, or nullptr when absent or null (OpenAI treats null as "not given").
-const json* field(const json& body, const char* key) {
-  auto it = body.find(key);
-  if (it == body.end() || it->is_null()) return nullptr;
-  return &*it;
-}
-
-std::optional<double> number_field(const json& body, const char* key, double min, double max) {
-  const json* v = field(body, key);
-  if (!v) return std::nullopt;
-  if (!v->is_number()) fail_param(key, "'{}' must be a number, got {}", key, type_name(*v));
-  const double x = v->get<double>();
-  if (!std::isfinite(x) || x < min || x > max) fail_param(key, "'{}' must be between {} and {}, got {}", key, min, max, x);
-  return x;
-}
-
-std::optional<int64_t> integer_field(const json& body, const char* key, int64_t min, int64_t max) {
-  const json* v = field(body, key);
-  if (!v) return std::nullopt;
-  bool integral = v->is_number_integer();
-  if (v->is_number_float()) {
-    const double x = v->get<double>();
-    integral = std::isfinite(x) && std::floor(x) == x && std::fabs(x) < 9e15;
-  }
-  if (!integral) fail_param(key, "'{}' must be an integer, got {}", key, v->dump());
-  const int64_t x = v->is_number_float() ? int64_t(v->get<double>()) : v->get<int64_t>();
-  if (x < min || x > max) fail_param(key, "'{}' must be between {} and {}, got {}", key, min, max, x);
-  return x;
-}
-
-std::optional<bool> bool_field(const json& body, const char* key) {
-  const json* v = field(body, key);
-  if (!v) return std::nullopt;
-  if (!v->is_boolean()) fail_param(key, "'{}' must be a boolean, got {}", key, type_name(*v));
-  return v->get<bool>();
-}
 
 std::vector<std::string> stop_field(const json& body) {
   const json* v = field(body, "stop");
@@ -229,11 +193,50 @@ ChatCompletionRequest parse_chat_completion_request(const json& body) {
         fail_param("tool_choice", "'tool_choice' must be none, auto, required or an object; got '{}'", c);
       }
       tool_choice_none = c == "none";
-    } else if (!choice->is_object()) {
+      r.tool_call_required = c == "required";
+    } else if (choice->is_object()) {
+      const json* function = field(*choice, "function");
+      const json* name = function && function->is_object() ? field(*function, "name") : nullptr;
+      if (choice->value("type", "function") != "function" || !name || !name->is_string()) {
+        fail_param("tool_choice",
+                   "'tool_choice' as an object must be {{\"type\": \"function\", \"function\": {{\"name\": …}}}}");
+      }
+      r.tool_call_required = true;
+      r.forced_tool_name = name->get<std::string>();
+      bool known = false;
+      for (const auto& tool : r.tools) known = known || tool["function"]["name"] == r.forced_tool_name;
+      if (!known) fail_param("tool_choice", "'tool_choice' names '{}', which is not among 'tools'", r.forced_tool_name);
+    } else {
       fail_param("tool_choice", "'tool_choice' must be a string or an object");
     }
   }
+  if (r.tool_call_required && r.tools.empty()) {
+    fail_param("tool_choice", "'tool_choice' requires a tool call but 'tools' is empty");
+  }
   r.parse_tool_calls = !r.tools.empty() && !tool_choice_none;
+
+  if (const json* format = field(body, "response_format")) {
+    if (!format->is_object() || !format->contains("type") || !(*format)["type"].is_string()) {
+      fail_param("response_format", "'response_format' must be an object with a string 'type'");
+    }
+    const std::string type = (*format)["type"].get<std::string>();
+    if (type == "json_object") {
+      r.response_schema = json{{"type", "object"}};
+    } else if (type == "json_schema") {
+      const json* spec = field(*format, "json_schema");
+      if (!spec || !spec->is_object()) {
+        fail_param("response_format.json_schema", "'response_format.json_schema' must be an object");
+      }
+      const json* schema = field(*spec, "schema");
+      if (schema && !schema->is_object() && !schema->is_boolean()) {
+        fail_param("response_format.json_schema.schema", "'response_format.json_schema.schema' must be an object");
+      }
+      r.response_schema = schema ? *schema : json(true);
+    } else if (type != "text") {
+      fail_param("response_format.type", "'response_format.type' must be text, json_object or json_schema; got '{}'",
+                 type);
+    }
+  }
 
   r.template_kwargs = json::object();
   if (const json* kwargs = field(body, "chat_template_kwargs")) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/sampling_params.h"
+#include "engine/token_constraint.h"
 #include "model/model_files.h"
 
 namespace llmesh::api {
@@ -30,6 +32,8 @@ struct GenerationParams {
   bool include_usage = false;  // stream_options.include_usage
   bool logprobs = false;
   int32_t top_logprobs = 0;
+  // Set by the handler (not parsed): structured output or a forced tool call.
+  std::shared_ptr<TokenConstraint> constraint;
 
   SamplingParams sampling(const GenerationDefaults& defaults) const;
 };
@@ -39,6 +43,13 @@ struct ChatCompletionRequest {
   nlohmann::json messages;  // validated: roles known, content a string, null or text parts (joined to a string)
   nlohmann::json tools;     // array (maybe empty)
   bool parse_tool_calls = false;  // tools given and tool_choice is not "none"
+  // tool_choice "required" or {type: "function", function: {name}}: the output
+  // must be a tool call (to forced_tool_name when set; it is among `tools`).
+  bool tool_call_required = false;
+  std::string forced_tool_name;
+  // response_format json_schema (its schema; `true` when none was given) or
+  // json_object ({"type": "object"}); absent for text.
+  std::optional<nlohmann::json> response_schema;
   std::optional<bool> enable_thinking;
   nlohmann::json template_kwargs;  // chat_template_kwargs (object)
 };

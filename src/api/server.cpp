@@ -2,9 +2,12 @@
 
 #include <httplib.h>
 
+#include "api/anthropic_error.h"
+#include "api/anthropic_messages.h"
 #include "api/api_error.h"
 #include "api/openai_chat.h"
 #include "api/openai_completions.h"
+#include "api/openai_responses.h"
 #include "api/server_context.h"
 #include "api/sse.h"
 #include "core/error.h"
@@ -33,6 +36,14 @@ std::string reason_type(int status) {
     case 503: return "service_unavailable";
     default: return status >= 500 ? "server_error" : "invalid_request_error";
   }
+}
+
+// The error body in the shape of the API the path belongs to: Anthropic's on
+// /v1/messages*, OpenAI's elsewhere.
+json error_body_for(const std::string& path, int status, std::string_view message, std::string_view openai_type,
+                    std::string_view param = "", std::string_view code = "") {
+  if (is_anthropic_path(path)) return anthropic_error_body(status, message);
+  return error_body(message, openai_type, param, code);
 }
 
 bool authorized(const ServerOptions& options, const httplib::Request& req) {
@@ -67,7 +78,7 @@ struct ApiServer::Impl {
     setup();
   }
 
-  // Runs a handler, turning exceptions into OpenAI-shaped errors.
+  // Runs a handler, turning exceptions into errors shaped for the path's API.
   template <typename Fn>
   httplib::Server::Handler guarded(Fn fn) {
     return [this, fn](const httplib::Request& req, httplib::Response& res) {
@@ -75,18 +86,21 @@ struct ApiServer::Impl {
         fn(req, res);
       } catch (const ApiError& e) {
         ctx.metrics.count_http_error(e.http_status());
-        send_error(res, e.http_status(), e.to_json());
+        send_error(res, e.http_status(),
+                   is_anthropic_path(req.path) ? anthropic_error_body(e.http_status(), e.what()) : e.to_json());
         if (e.http_status() == 429) res.set_header("Retry-After", "1");
       } catch (const nlohmann::json::exception& e) {  // a field of the wrong type read with .value()
         ctx.metrics.count_http_error(400);
-        send_error(res, 400, error_body(std::string("malformed request: ") + e.what(), "invalid_request_error"));
+        send_error(
+            res, 400,
+            error_body_for(req.path, 400, std::string("malformed request: ") + e.what(), "invalid_request_error"));
       } catch (const Error& e) {
         ctx.metrics.count_http_error(400);
-        send_error(res, 400, error_body(e.what(), "invalid_request_error"));
+        send_error(res, 400, error_body_for(req.path, 400, e.what(), "invalid_request_error"));
       } catch (const std::exception& e) {
         log_error("{} {}: {}", req.method, req.path, e.what());
         ctx.metrics.count_http_error(500);
-        send_error(res, 500, error_body(std::string("internal error: ") + e.what(), "server_error"));
+        send_error(res, 500, error_body_for(req.path, 500, std::string("internal error: ") + e.what(), "server_error"));
       }
     };
   }
@@ -98,6 +112,7 @@ struct ApiServer::Impl {
     http.set_read_timeout(60, 0);
     http.set_write_timeout(60, 0);
     http.set_keep_alive_timeout(5);  // an idle keep-alive connection holds a worker thread
+    http.set_keep_alive_max_count(100000);  // clients reuse connections; do not close them every few requests
 
     // Authentication and loading state, before routing.
     http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
@@ -105,18 +120,20 @@ struct ApiServer::Impl {
       if (!authorized(ctx.options, req)) {
         ctx.metrics.count_http_error(401);
         send_error(res, 401,
-                   error_body("Missing or invalid API key: send 'Authorization: Bearer KEY' or 'x-api-key: KEY'",
-                              "authentication_error", "", "invalid_api_key"));
+                   error_body_for(req.path, 401,
+                                  "Missing or invalid API key: send 'Authorization: Bearer KEY' or 'x-api-key: KEY'",
+                                  "authentication_error", "", "invalid_api_key"));
         return httplib::Server::HandlerResponse::Handled;
       }
       if (!ctx.ready.load()) {
-        send_error(res, 503, error_body("The model is still loading", "service_unavailable"));
+        send_error(res, 503, error_body_for(req.path, 503, "The model is still loading", "service_unavailable"));
         res.set_header("Retry-After", "1");
         return httplib::Server::HandlerResponse::Handled;
       }
       return httplib::Server::HandlerResponse::Unhandled;
     });
-    // Statuses httplib sets itself (404 no route, 413 body too large, 400 bad framing) get OpenAI bodies.
+    // Statuses httplib sets itself (404 no route, 413 body too large, 400 bad framing) get
+    // OpenAI bodies, or Anthropic ones on /v1/messages*.
     http.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req,
                                                                         httplib::Response& res) {
       if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
@@ -127,7 +144,8 @@ struct ApiServer::Impl {
         message = fmt::format("The request body is larger than the limit of {} bytes", ctx.options.max_body_bytes);
         ctx.metrics.count_http_error(413);
       }
-      res.set_content(dump_json(error_body(message, reason_type(res.status))), "application/json");
+      res.set_content(dump_json(error_body_for(req.path, res.status, message, reason_type(res.status))),
+                      "application/json");
       return httplib::Server::HandlerResponse::Handled;
     }));
 
@@ -152,6 +170,14 @@ struct ApiServer::Impl {
     http.Post("/v1/completions", guarded([this](const httplib::Request& req, httplib::Response& res) {
       handle_completions(ctx, req, res);
     }));
+    http.Post("/v1/responses", guarded([this](const httplib::Request& req, httplib::Response& res) {
+                handle_responses(ctx, req, res);
+              }));
+    http.Post("/v1/messages",
+              guarded([this](const httplib::Request& req, httplib::Response& res) { handle_messages(ctx, req, res); }));
+    http.Post("/v1/messages/count_tokens", guarded([this](const httplib::Request& req, httplib::Response& res) {
+                handle_count_tokens(ctx, req, res);
+              }));
     http.Post("/tokenize", guarded([this](const httplib::Request& req, httplib::Response& res) { tokenize(req, res); }));
     http.Post("/detokenize", guarded([this](const httplib::Request& req, httplib::Response& res) {
       const json body = parse_json_body(req.body);

@@ -65,6 +65,7 @@ ActiveGeneration start_generation(ServerContext& ctx, std::vector<int32_t> promp
   request.min_tokens = std::min(params.min_tokens, max_tokens);
   request.ignore_eos = params.ignore_eos;
   request.num_top_logprobs = params.logprobs ? params.top_logprobs : -1;
+  request.constraint = params.constraint;
 
   ActiveGeneration gen;
   gen.request_id = std::move(request_id);

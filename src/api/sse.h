@@ -16,6 +16,12 @@ inline std::string dump_json(const nlohmann::json& value) {
 // One `data:` event. JSON text has no raw newlines, so one data line suffices.
 inline std::string sse_data(const nlohmann::json& value) { return "data: " + dump_json(value) + "\n\n"; }
 
+// One typed event (Anthropic Messages, OpenAI Responses): the `event:` line
+// repeats the payload's "type", as the official SDKs check.
+inline std::string sse_event(const nlohmann::json& value) {
+  return "event: " + value.value("type", std::string("message")) + "\n" + sse_data(value);
+}
+
 inline std::string sse_done() { return "data: [DONE]\n\n"; }
 
 }  // namespace llmesh::api

@@ -11,7 +11,7 @@ void serve_sse_stream(ServerContext& ctx, httplib::Response& res, std::shared_pt
   auto provider = [&ctx, job](size_t /*offset*/, httplib::DataSink& sink) -> bool {
     auto write_all = [&](const std::vector<nlohmann::json>& chunks) {
       for (const auto& chunk : chunks) {
-        const std::string event = sse_data(chunk);
+        const std::string event = job->typed_events ? sse_event(chunk) : sse_data(chunk);
         if (!sink.write(event.data(), event.size())) return false;
       }
       return true;
@@ -20,19 +20,35 @@ void serve_sse_stream(ServerContext& ctx, httplib::Response& res, std::shared_pt
       job->gen.handle->cancel();
       return false;
     }
+    auto last_write = Clock::now();
     GenerationCallbacks callbacks;
-    callbacks.on_output = [&](PipelineOutput& output) { return write_all(job->output_chunks(output)); };
-    callbacks.client_alive = [&] { return !sink.is_writable || sink.is_writable(); };
+    callbacks.on_output = [&](PipelineOutput& output) {
+      last_write = Clock::now();
+      return write_all(job->output_chunks(output));
+    };
+    callbacks.client_alive = [&] {
+      if (sink.is_writable && !sink.is_writable()) return false;
+      if (!job->keepalive_chunks) return true;
+      if (std::chrono::duration<double>(Clock::now() - last_write).count() < job->keepalive_interval_s) return true;
+      last_write = Clock::now();
+      return write_all(job->keepalive_chunks());
+    };
     try {
       if (!drive_generation(ctx, job->gen, job->pipeline, callbacks)) return false;
     } catch (const ApiError& e) {
       // Headers are gone already: report in-band, the way OpenAI streams do.
       ctx.metrics.count_http_error(e.http_status());
-      if (!write_all({e.to_json()})) return false;
+      if (!write_all(job->error_chunks ? job->error_chunks(e) : std::vector<nlohmann::json>{e.to_json()})) return false;
+      if (job->typed_events) {  // the error event is the last one
+        sink.done();
+        return true;
+      }
     }
     if (job->last_chunks && !write_all(job->last_chunks())) return false;
-    const std::string done = sse_done();
-    if (!sink.write(done.data(), done.size())) return false;
+    if (!job->typed_events) {
+      const std::string done = sse_done();
+      if (!sink.write(done.data(), done.size())) return false;
+    }
     sink.done();
     return true;
   };

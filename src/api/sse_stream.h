@@ -11,6 +11,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "api/api_error.h"
 #include "api/generation_driver.h"
 
 namespace llmesh::api {
@@ -22,6 +23,15 @@ struct StreamJob {
   std::function<std::vector<nlohmann::json>()> first_chunks;                   // before any token
   std::function<std::vector<nlohmann::json>(PipelineOutput&)> output_chunks;  // per output
   std::function<std::vector<nlohmann::json>()> last_chunks;                   // after the end (usage)
+  // After headers went out, an error is reported in-band; default: the OpenAI error body.
+  std::function<std::vector<nlohmann::json>(const ApiError&)> error_chunks;
+  // Sent while no output arrives for keepalive_interval_s (a long prefill), so
+  // proxies and clients keep the connection and a gone client is noticed.
+  std::function<std::vector<nlohmann::json>()> keepalive_chunks;
+  double keepalive_interval_s = 5.0;
+  // false: OpenAI chat framing (`data:` lines, then `data: [DONE]`);
+  // true: typed events (`event: <type>` + `data:`, no terminator).
+  bool typed_events = false;
 };
 
 void serve_sse_stream(ServerContext& ctx, httplib::Response& res, std::shared_ptr<StreamJob> job);

@@ -1,5 +1,7 @@
 #include "api/token_text_pipeline.h"
 
+#include <algorithm>
+
 #include "api/api_error.h"
 
 namespace llmesh::api {
@@ -7,9 +9,19 @@ namespace llmesh::api {
 TokenTextPipeline::TokenTextPipeline(const Tokenizer& tokenizer, PipelineOptions options)
     : tokenizer_(tokenizer),
       options_(std::move(options)),
-      decoder_(tokenizer, /*skip_special=*/true),
+      decoder_(tokenizer, /*skip_special=*/false),  // keeps_token_text() skips them instead
       stop_matcher_(options_.stop_strings),
-      parser_(options_.parser) {}
+      parser_(options_.parser) {
+  for (const std::string& marker : parser_.markers()) {
+    const std::optional<int32_t> id = tokenizer_.token_id(marker);
+    if (id && tokenizer_.is_special(*id)) kept_special_ids_.push_back(*id);
+  }
+}
+
+bool TokenTextPipeline::keeps_token_text(int32_t token_id) const {
+  if (!tokenizer_.is_special(token_id)) return true;
+  return std::find(kept_special_ids_.begin(), kept_special_ids_.end(), token_id) != kept_special_ids_.end();
+}
 
 PipelineOutput TokenTextPipeline::push(const TokenEvent& event) {
   PipelineOutput out;
@@ -27,7 +39,7 @@ PipelineOutput TokenTextPipeline::push(const TokenEvent& event) {
     // The token that ends generation (EOS or a stop token id) is not text.
     const bool is_stop_token =
         event.finish_reason == FinishReason::Eos || event.finish_reason == FinishReason::StopSequence;
-    if (!is_stop_token && !stop_matcher_.stopped()) {
+    if (!is_stop_token && !stop_matcher_.stopped() && keeps_token_text(event.token_id)) {
       std::string safe = stop_matcher_.push(decoder_.push(event.token_id));
       out.delta.append(parser_.push(safe));
     }

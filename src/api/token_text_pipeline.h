@@ -2,6 +2,9 @@
 //   token ids -> StreamingDecoder (whole UTF-8 characters)
 //             -> StopStringMatcher (stop strings never leak)
 //             -> OutputParser (reasoning / content / tool calls)
+// Special (control) tokens are not text and are dropped, except those whose
+// text is a marker the parser acts on (some GGUF files type <think> or
+// DeepSeek's tool-call tokens as control tokens).
 // Independent of HTTP and of the engine thread, so it is unit-tested alone.
 #pragma once
 
@@ -49,6 +52,8 @@ class TokenTextPipeline {
   FinishReason finish_reason() const { return finish_reason_; }
   // True once a stop string ended the text: the caller should cancel the engine request.
   bool stopped_by_string() const { return stop_matcher_.stopped(); }
+  // The stop string that ended the text ("" when none did).
+  const std::string& matched_stop_string() const { return stop_matcher_.matched(); }
   int64_t num_generated_tokens() const { return num_generated_tokens_; }
   int64_t num_prompt_tokens() const { return num_prompt_tokens_; }
   int64_t num_cached_tokens() const { return num_cached_tokens_; }
@@ -56,12 +61,14 @@ class TokenTextPipeline {
 
  private:
   void finish(PipelineOutput& out, FinishReason reason, bool flush_text);
+  bool keeps_token_text(int32_t token_id) const;
 
   const Tokenizer& tokenizer_;
   PipelineOptions options_;
   StreamingDecoder decoder_;
   StopStringMatcher stop_matcher_;
   OutputParser parser_;
+  std::vector<int32_t> kept_special_ids_;  // special tokens that are parser markers (few)
   FinishReason finish_reason_ = FinishReason::None;
   int64_t num_generated_tokens_ = 0;
   int64_t num_prompt_tokens_ = 0;

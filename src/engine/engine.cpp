@@ -205,9 +205,21 @@ class Engine::Impl {
 
   void emit_token(Sequence* seq, std::span<float> logits) {
     const Request& r = seq->request;
+    TokenConstraint* constraint = r.constraint.get();
     seq->sampler.set_keep_logprobs(r.num_top_logprobs >= 0);
     const bool allow_stop = seq->num_output_tokens() >= r.min_tokens;
-    if (!allow_stop) {  // min_tokens: EOS and stop ids cannot be sampled yet
+    if (constraint) {
+      constraint->set_tokens_left(
+          std::min(r.max_tokens - seq->num_output_tokens(), context_tokens_ - seq->num_tokens()));
+      if (constraint->is_complete() && !constraint->can_continue()) {  // e.g. an empty grammar
+        finish_with_eos(seq);
+        return;
+      }
+      if (!mask_for_constraint(seq, logits, allow_stop)) {
+        fail_one(seq, "the output constraint allows no token here");
+        return;
+      }
+    } else if (!allow_stop) {  // min_tokens: EOS and stop ids cannot be sampled yet
       for (int32_t id : model_.eos_token_ids) logits[size_t(id)] = -INFINITY;
       for (int32_t id : r.stop_token_ids) logits[size_t(id)] = -INFINITY;
     }
@@ -231,9 +243,19 @@ class Engine::Impl {
         for (size_t i = 0; i < k; ++i) ev.top_logprobs.push_back({top[i], lp[size_t(top[i])]});
       }
     }
-    const bool is_eos = std::find(model_.eos_token_ids.begin(), model_.eos_token_ids.end(), id) != model_.eos_token_ids.end();
+    const bool is_eos = is_eos_id(id);
     const bool is_stop = std::find(r.stop_token_ids.begin(), r.stop_token_ids.end(), id) != r.stop_token_ids.end();
-    if (allow_stop && ((is_eos && !r.ignore_eos) || is_stop)) {
+    // Under a constraint, EOS/stop ids were sampleable only when the output was complete.
+    const bool constrained_end = constraint && (is_eos || is_stop);
+    if (constraint && !constrained_end) {
+      try {
+        constraint->accept_token(id);
+      } catch (const std::exception& e) {  // a broken constraint fails its own request, not the batch
+        fail_one(seq, e.what());
+        return;
+      }
+    }
+    if (constrained_end || (allow_stop && ((is_eos && !r.ignore_eos) || is_stop))) {
       ev.finish_reason = is_stop ? FinishReason::StopSequence : FinishReason::Eos;
     } else if (seq->num_output_tokens() >= r.max_tokens || seq->num_tokens() >= context_tokens_) {
       ev.finish_reason = FinishReason::Length;
@@ -241,7 +263,49 @@ class Engine::Impl {
     fill_first_event(seq, &ev);
     const FinishReason finish_reason = ev.finish_reason;
     seq->handle->push(std::move(ev));
-    if (finish_reason != FinishReason::None) finish(seq, finish_reason, id);
+    if (finish_reason != FinishReason::None) {
+      finish(seq, finish_reason, id);
+    } else if (constraint && constraint->is_complete() && !constraint->can_continue()) {
+      finish_with_eos(seq);  // the grammar is done: end now rather than run another step
+    }
+  }
+
+  bool is_eos_id(int32_t id) const {
+    return std::find(model_.eos_token_ids.begin(), model_.eos_token_ids.end(), id) != model_.eos_token_ids.end();
+  }
+
+  // Applies the request's constraint to `logits`. EOS and stop ids stay
+  // possible only when the output is complete (and min_tokens is reached,
+  // unless nothing else could follow).
+  // False when no token at all is left.
+  bool mask_for_constraint(Sequence* seq, std::span<float> logits, bool allow_stop) {
+    const Request& r = seq->request;
+    TokenConstraint& constraint = *r.constraint;
+    end_logits_.clear();
+    for (int32_t id : model_.eos_token_ids) end_logits_.emplace_back(id, logits[size_t(id)]);
+    for (int32_t id : r.stop_token_ids) end_logits_.emplace_back(id, logits[size_t(id)]);
+    constraint.mask_logits(logits);
+    for (auto& [id, value] : end_logits_) logits[size_t(id)] = -INFINITY;
+    if (constraint.is_complete() && allow_stop) {
+      for (auto& [id, value] : end_logits_) logits[size_t(id)] = value;
+    }
+    return std::any_of(logits.begin(), logits.end(), [](float x) { return x > -INFINITY; });
+  }
+
+  // Ends a constrained request whose output is complete with an EOS event, as
+  // if the model had sampled EOS (which is not text for the API edge).
+  void finish_with_eos(Sequence* seq) {
+    const int32_t eos_id = model_.eos_token_ids.empty() ? -1 : model_.eos_token_ids.front();
+    TokenEvent ev;
+    ev.token_id = eos_id;
+    ev.finish_reason = FinishReason::Eos;
+    if (eos_id >= 0) {
+      seq->tokens.push_back(eos_id);
+      ++stats_generation_tokens_;
+    }
+    fill_first_event(seq, &ev);
+    seq->handle->push(std::move(ev));
+    finish(seq, FinishReason::Eos, eos_id);
   }
 
   void fill_first_event(Sequence* seq, TokenEvent* ev) {
@@ -307,6 +371,7 @@ class Engine::Impl {
   std::unique_ptr<KvPool> kv_;            // loop thread only
   StepInput input_;
   std::vector<float> logits_;
+  std::vector<std::pair<int32_t, float>> end_logits_;  // scratch: EOS/stop logits held back from a constraint's mask
   int64_t stats_prompt_tokens_ = 0, stats_generation_tokens_ = 0, stats_finished_ = 0;
 
   mutable std::mutex mu_;  // guards everything below

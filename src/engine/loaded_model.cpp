@@ -7,12 +7,12 @@
 
 namespace llmesh {
 
-std::unique_ptr<LoadedModel> LoadedModel::load(const std::string& path, ThreadPool& pool) {
+std::unique_ptr<LoadedModel> LoadedModel::load(const std::string& path, ThreadPool& pool, WeightResidency residency) {
   auto loaded = std::make_unique<LoadedModel>();
   loaded->files = open_model(path);
-  // Touch every weight page now (with a progress bar on a terminal) so the
-  // first request does not pay for page faults and timings stay honest.
-  loaded->files.weights.prefault();
+  // Read every weight now (with a progress bar on a terminal) so the first
+  // request does not pay for page faults and timings stay honest.
+  loaded->files.weights.load(residency);
   loaded->tokenizer = std::make_unique<Tokenizer>(loaded->files.vocab);
   if (!loaded->files.chat_template.empty()) {
     loaded->chat_template = std::make_unique<ChatTemplate>(loaded->files.chat_template,

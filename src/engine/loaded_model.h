@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "core/mapped_file.h"
 #include "core/thread_pool.h"
 #include "model/model.h"
 #include "model/model_files.h"
@@ -23,7 +24,8 @@ struct LoadedModel {
   std::vector<int32_t> eos_token_ids;            // generation stops at any of these
 
   // Throws Error naming the path and the problem.
-  static std::unique_ptr<LoadedModel> load(const std::string& path, ThreadPool& pool);
+  static std::unique_ptr<LoadedModel> load(const std::string& path, ThreadPool& pool,
+                                           WeightResidency residency = WeightResidency::Auto);
 
   const ModelConfig& config() const { return files.config; }
   // The model's chat template applied to OpenAI-style messages; Error when there is none.

@@ -4,11 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "engine/finish_reason.h"
 #include "engine/sampling_params.h"
+#include "engine/token_constraint.h"
 
 namespace llmesh {
 
@@ -21,6 +23,7 @@ struct Request {
   bool ignore_eos = false;
   std::vector<int32_t> stop_token_ids;  // in addition to the model's EOS ids
   int32_t num_top_logprobs = -1;        // -1: no logprobs; 0: the sampled token's; k: plus top k
+  std::shared_ptr<TokenConstraint> constraint;  // null: unconstrained
 };
 
 struct TopLogprob {

@@ -43,8 +43,8 @@ uint64_t WeightStore::file_bytes() const {
   return total;
 }
 
-void WeightStore::prefault() const {
-  for (const auto& mapping : mappings_) mapping->prefault("loading " + mapping->path());
+void WeightStore::load(WeightResidency residency) const {
+  for (const auto& mapping : mappings_) mapping->load("loading " + mapping->path(), residency);
 }
 
 namespace {

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/mapped_file.h"
 #include "core/tensor.h"
 
 namespace llmesh {
@@ -43,8 +44,8 @@ class WeightStore {
   uint64_t file_bytes() const;             // sum of file_tensors() sizes
   const std::string& model_path() const { return model_path_; }
   // Reads every mapping once (progress bar on a terminal) so the first forward
-  // pass does not stall on page faults.
-  void prefault() const;
+  // pass does not stall on page faults; `residency` picks RAM or the file mapping.
+  void load(WeightResidency residency) const;
 
  private:
   std::string model_path_;

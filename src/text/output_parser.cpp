@@ -4,8 +4,6 @@
 #include <mutex>
 #include <random>
 
-#include <nlohmann/json.hpp>
-
 namespace llmesh {
 
 namespace {
@@ -13,11 +11,21 @@ namespace {
 // Length of the longest suffix of `text` that is a proper prefix of `tag`
 // (the part that may still grow into the tag).
 size_t partial_tag_suffix(std::string_view text, std::string_view tag) {
+  if (tag.empty()) return 0;
   const size_t max_len = std::min(text.size(), tag.size() - 1);
   for (size_t len = max_len; len > 0; --len) {
     if (text.substr(text.size() - len) == tag.substr(0, len)) return len;
   }
   return 0;
+}
+
+bool starts_with(std::string_view text, std::string_view prefix) {
+  return !prefix.empty() && text.substr(0, prefix.size()) == prefix;
+}
+
+// True when `text` is non-empty and could still grow into `tag`.
+bool is_proper_prefix(std::string_view text, std::string_view tag) {
+  return !text.empty() && text.size() < tag.size() && tag.substr(0, text.size()) == text;
 }
 
 std::string random_call_id() {
@@ -31,6 +39,36 @@ std::string random_call_id() {
 }
 
 bool is_newline(char c) { return c == '\n' || c == '\r'; }
+bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+// End (one past the closing brace) of the JSON object starting at text[0] ==
+// '{', by bracket depth outside strings; npos while it is still open. The
+// object is validated later by the JSON parser.
+size_t json_object_end(std::string_view text) {
+  int depth = 0;
+  bool in_string = false;
+  bool escaped = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      if (--depth == 0) return i + 1;
+    }
+  }
+  return std::string_view::npos;
+}
 
 }  // namespace
 
@@ -41,10 +79,29 @@ void OutputDelta::append(OutputDelta&& other) {
 }
 
 OutputParser::OutputParser(OutputParserOptions options) : options_(std::move(options)) {
+  if (options_.parse_tool_calls) format_ = options_.tool_call_format;
+  markers_ = tool_call_markers(format_);
+  if (format_ == ToolCallFormat::Hermes) {
+    markers_.call_open = options_.tool_call_open;
+    markers_.call_close = options_.tool_call_close;
+  }
   if (options_.parse_reasoning && options_.starts_in_reasoning) {
     state_ = State::Reasoning;
     skip_leading_newlines_ = true;
   }
+}
+
+std::vector<std::string> OutputParser::markers() const {
+  std::vector<std::string> result;
+  if (options_.parse_reasoning) {
+    result.push_back(options_.reasoning_open);
+    result.push_back(options_.reasoning_close);
+  }
+  for (const std::string* marker : {&markers_.section_open, &markers_.call_open, &markers_.call_close,
+                                    &markers_.section_close, &markers_.separator}) {
+    if (!marker->empty()) result.push_back(*marker);
+  }
+  return result;
 }
 
 OutputDelta OutputParser::push(std::string_view text) {
@@ -66,62 +123,158 @@ OutputDelta OutputParser::finish() {
 
 void OutputParser::drain(OutputDelta& out, bool at_end) {
   for (;;) {
-    if (state_ == State::Content) {
-      size_t think_pos = options_.parse_reasoning ? pending_.find(options_.reasoning_open) : std::string::npos;
-      size_t tool_pos = options_.parse_tool_calls ? pending_.find(options_.tool_call_open) : std::string::npos;
-      const size_t pos = std::min(think_pos, tool_pos);
-      if (pos != std::string::npos) {
-        emit(out, std::string_view(pending_).substr(0, pos));
-        const bool is_think = pos == think_pos;
-        pending_.erase(0, pos + (is_think ? options_.reasoning_open : options_.tool_call_open).size());
-        state_ = is_think ? State::Reasoning : State::ToolCall;
-        skip_leading_newlines_ = is_think;
-        continue;
-      }
-      size_t keep = 0;
-      if (!at_end) {
-        if (options_.parse_reasoning) keep = std::max(keep, partial_tag_suffix(pending_, options_.reasoning_open));
-        if (options_.parse_tool_calls) keep = std::max(keep, partial_tag_suffix(pending_, options_.tool_call_open));
-      }
-      emit(out, std::string_view(pending_).substr(0, pending_.size() - keep));
-      pending_.erase(0, pending_.size() - keep);
-      return;
+    bool changed = false;
+    switch (state_) {
+      case State::Content:
+        changed = drain_content(out, at_end);
+        break;
+      case State::Reasoning:
+        changed = drain_reasoning(out, at_end);
+        break;
+      case State::ToolCall:
+        changed = drain_tool_call(out, at_end);
+        break;
+      case State::JsonCalls:
+        changed = drain_json_calls(out, at_end);
+        break;
     }
-
-    if (state_ == State::Reasoning) {
-      const size_t pos = pending_.find(options_.reasoning_close);
-      if (pos != std::string::npos) {
-        emit(out, std::string_view(pending_).substr(0, pos));
-        held_newlines_.clear();  // newlines just before </think> are layout
-        pending_.erase(0, pos + options_.reasoning_close.size());
-        state_ = State::Content;
-        skip_leading_newlines_ = true;
-        continue;
-      }
-      const size_t keep = at_end ? 0 : partial_tag_suffix(pending_, options_.reasoning_close);
-      emit(out, std::string_view(pending_).substr(0, pending_.size() - keep));
-      pending_.erase(0, pending_.size() - keep);
-      return;
-    }
-
-    // State::ToolCall: the body is only judged once it is closed.
-    const size_t pos = pending_.find(options_.tool_call_close);
-    if (pos != std::string::npos) {
-      end_tool_call(out, std::string_view(pending_).substr(0, pos));
-      pending_.erase(0, pos + options_.tool_call_close.size());
-      state_ = State::Content;
-      skip_leading_newlines_ = true;
-      continue;
-    }
-    if (at_end) {
-      // Unclosed (cut off by max_tokens or a stop): the text as it came.
-      state_ = State::Content;
-      std::string raw = options_.tool_call_open + pending_;
-      pending_.clear();
-      emit(out, raw);
-    }
-    return;
+    if (!changed) return;
   }
+}
+
+bool OutputParser::drain_content(OutputDelta& out, bool at_end) {
+  if (format_ == ToolCallFormat::Llama3Json && !message_started_) {
+    // The first visible character decides whether the message is JSON calls.
+    const size_t start = pending_.find_first_not_of(" \t\r\n");
+    if (start == std::string::npos) {
+      if (!at_end) return false;  // only blanks so far: undecided
+    } else {
+      const std::string_view rest = std::string_view(pending_).substr(start);
+      const bool at_json = rest.front() == '{';
+      if (at_json || starts_with(rest, kLlama3PythonTag)) {
+        pending_.erase(0, start + (at_json ? 0 : kLlama3PythonTag.size()));
+        message_started_ = true;
+        state_ = State::JsonCalls;
+        return true;
+      }
+      const bool may_open_reasoning = options_.parse_reasoning && is_proper_prefix(rest, options_.reasoning_open);
+      if (!at_end && (is_proper_prefix(rest, kLlama3PythonTag) || may_open_reasoning)) return false;
+      // A reasoning block first leaves the decision to the text after it.
+      if (!(options_.parse_reasoning && starts_with(rest, options_.reasoning_open))) message_started_ = true;
+    }
+  }
+
+  // The earliest marker in the text, if any.
+  struct Candidate {
+    const std::string* marker;
+    bool active;
+  };
+  const bool tools = format_ != ToolCallFormat::None;
+  const Candidate candidates[] = {
+      {&options_.reasoning_open, options_.parse_reasoning},
+      {&markers_.call_open, tools},
+      {&markers_.section_open, tools},
+      {&markers_.section_close, tools},
+  };
+  size_t best_pos = std::string::npos;
+  const std::string* best = nullptr;
+  size_t keep = 0;
+  for (const Candidate& candidate : candidates) {
+    if (!candidate.active || candidate.marker->empty()) continue;
+    const size_t pos = pending_.find(*candidate.marker);
+    if (pos < best_pos) {
+      best_pos = pos;
+      best = candidate.marker;
+    }
+    if (!at_end) keep = std::max(keep, partial_tag_suffix(pending_, *candidate.marker));
+  }
+  if (best != nullptr) {
+    emit(out, std::string_view(pending_).substr(0, best_pos));
+    pending_.erase(0, best_pos + best->size());
+    if (best == &options_.reasoning_open) {
+      state_ = State::Reasoning;
+      skip_leading_newlines_ = true;
+    } else if (best == &markers_.call_open) {
+      state_ = State::ToolCall;
+    } else {
+      skip_leading_newlines_ = true;  // a section marker: dropped, like the layout newlines around it
+    }
+    return true;
+  }
+  emit(out, std::string_view(pending_).substr(0, pending_.size() - keep));
+  pending_.erase(0, pending_.size() - keep);
+  return false;
+}
+
+bool OutputParser::drain_reasoning(OutputDelta& out, bool at_end) {
+  const size_t pos = pending_.find(options_.reasoning_close);
+  if (pos != std::string::npos) {
+    emit(out, std::string_view(pending_).substr(0, pos));
+    held_newlines_.clear();  // newlines just before </think> are layout
+    pending_.erase(0, pos + options_.reasoning_close.size());
+    state_ = State::Content;
+    skip_leading_newlines_ = true;
+    return true;
+  }
+  const size_t keep = at_end ? 0 : partial_tag_suffix(pending_, options_.reasoning_close);
+  emit(out, std::string_view(pending_).substr(0, pending_.size() - keep));
+  pending_.erase(0, pending_.size() - keep);
+  return false;
+}
+
+bool OutputParser::drain_tool_call(OutputDelta& out, bool at_end) {
+  // The body is only judged once it is closed.
+  const size_t pos = pending_.find(markers_.call_close);
+  if (pos != std::string::npos) {
+    end_tool_call(out, std::string_view(pending_).substr(0, pos));
+    pending_.erase(0, pos + markers_.call_close.size());
+    state_ = State::Content;
+    skip_leading_newlines_ = true;
+    return true;
+  }
+  if (at_end) {
+    // Unclosed (cut off by max_tokens or a stop): the text as it came.
+    state_ = State::Content;
+    std::string raw = markers_.call_open + pending_;
+    pending_.clear();
+    emit(out, raw);
+  }
+  return false;
+}
+
+bool OutputParser::drain_json_calls(OutputDelta& out, bool at_end) {
+  // Blanks (and ";" between calls) are layout.
+  size_t start = 0;
+  while (start < pending_.size() && (is_blank(pending_[start]) || (pending_[start] == ';' && num_json_calls_ > 0))) {
+    ++start;
+  }
+  pending_.erase(0, start);
+  if (pending_.empty()) {
+    if (at_end) state_ = State::Content;
+    return false;
+  }
+  if (pending_.front() != '{') {
+    state_ = State::Content;  // text after the calls (or after <|python_tag|>) is ordinary content
+    return true;
+  }
+  const size_t end = json_object_end(pending_);
+  if (end == std::string::npos) {
+    if (!at_end) return false;
+    state_ = State::Content;  // cut off: the text as it came
+    return true;
+  }
+  const std::string_view object = std::string_view(pending_).substr(0, end);
+  std::string name;
+  std::string arguments_json;
+  if (llmesh::parse_tool_call_body(ToolCallFormat::Llama3Json, object, &name, &arguments_json)) {
+    add_tool_call(out, std::move(name), std::move(arguments_json));
+    ++num_json_calls_;
+  } else {
+    emit(out, object);  // ordinary JSON output, not a call
+    state_ = State::Content;
+  }
+  pending_.erase(0, end);
+  return true;
 }
 
 void OutputParser::emit(OutputDelta& out, std::string_view text) {
@@ -146,35 +299,31 @@ void OutputParser::emit(OutputDelta& out, std::string_view text) {
 }
 
 void OutputParser::end_tool_call(OutputDelta& out, std::string_view body) {
-  ParsedToolCall call;
-  if (parse_tool_call_body(body, &call)) {
-    out.tool_calls.push_back(std::move(call));
+  std::string name;
+  std::string arguments_json;
+  if (llmesh::parse_tool_call_body(format_, body, &name, &arguments_json)) {
+    add_tool_call(out, std::move(name), std::move(arguments_json));
     return;
   }
-  out.content += options_.tool_call_open;
+  out.content += markers_.call_open;
   out.content.append(body);
-  out.content += options_.tool_call_close;
+  out.content += markers_.call_close;
+}
+
+void OutputParser::add_tool_call(OutputDelta& out, std::string name, std::string arguments_json) {
+  ParsedToolCall call;
+  call.id = random_call_id();
+  call.name = std::move(name);
+  call.arguments_json = std::move(arguments_json);
+  out.tool_calls.push_back(std::move(call));
 }
 
 bool OutputParser::parse_tool_call_body(std::string_view body, ParsedToolCall* call) {
-  nlohmann::json parsed = nlohmann::json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
-  if (!parsed.is_object()) return false;
-  auto name = parsed.find("name");
-  if (name == parsed.end() || !name->is_string() || name->get_ref<const std::string&>().empty()) return false;
-  auto arguments = parsed.find("arguments");
-  if (arguments == parsed.end()) arguments = parsed.find("parameters");  // Hermes variants
-  std::string arguments_json = "{}";
-  if (arguments != parsed.end()) {
-    if (arguments->is_object()) {
-      arguments_json = arguments->dump();
-    } else if (arguments->is_string()) {
-      arguments_json = arguments->get<std::string>();  // already serialized by the model
-    } else {
-      return false;
-    }
-  }
+  std::string name;
+  std::string arguments_json;
+  if (!llmesh::parse_tool_call_body(ToolCallFormat::Hermes, body, &name, &arguments_json)) return false;
   call->id = random_call_id();
-  call->name = name->get<std::string>();
+  call->name = std::move(name);
   call->arguments_json = std::move(arguments_json);
   return true;
 }

@@ -4,33 +4,46 @@
 //
 // Formats understood:
 //   reasoning   <think> … </think>           (Qwen3, DeepSeek-R1/V3.1)
-//   tool calls  <tool_call>{"name": …, "arguments": {…}}</tool_call>   (Qwen2.5/Qwen3, Hermes)
+//   tool calls  one ToolCallFormat per parser (text/tool_call_format.h):
+//     Hermes      <tool_call>{"name": …, "arguments": {…}}</tool_call>, any number, anywhere in the content
+//     DeepSeekV3  <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>…<｜tool▁call▁end｜>…<｜tool▁calls▁end｜>
+//                 (V3 and V3.1 call bodies); the section markers are dropped
+//     Llama3Json  {"name": …, "parameters": {…}} when the message (after any
+//                 reasoning) starts with "{" or <|python_tag|>; several objects
+//                 may follow each other, separated by blanks or ";". Otherwise
+//                 the message is plain content.
 //
 // Guarantees:
 //   - a tag is never emitted while it may still be incomplete: text that could
 //     be the start of a tag is held back until the next push() or finish();
-//   - a tool call whose body is not a JSON object with a string "name" is
-//     returned as plain content, tags included (never an error);
+//   - a tool call that does not parse (see parse_tool_call_body) is returned
+//     as plain content, markers included (never an error); so is a call cut
+//     off by the end of the output;
+//   - the result does not depend on how the text is split into push() calls;
 //   - newlines right after <think>, right before </think> and right after
 //     </think> are dropped (the templates put them there for layout);
 //   - concatenating every delta's reasoning + content + the raw text of its
-//     tool calls gives back the input minus the tags and those newlines.
+//     tool calls gives back the input minus the tags and those newlines
+//     (and, for Llama3Json, the blanks and ";" around the JSON calls).
 #pragma once
 
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "text/tool_call_format.h"
+
 namespace llmesh {
 
 struct OutputParserOptions {
   bool parse_reasoning = true;      // recognise <think> … </think>
   bool starts_in_reasoning = false; // the prompt already opened <think> (generation begins inside it)
-  bool parse_tool_calls = false;    // recognise <tool_call> … </tool_call>
+  bool parse_tool_calls = false;    // recognise tool calls in `tool_call_format`
+  ToolCallFormat tool_call_format = ToolCallFormat::Hermes;  // None: no tool calls even with parse_tool_calls
   std::string reasoning_open = "<think>";
   std::string reasoning_close = "</think>";
-  std::string tool_call_open = "<tool_call>";
-  std::string tool_call_close = "</tool_call>";
+  std::string tool_call_open = "<tool_call>";    // Hermes only
+  std::string tool_call_close = "</tool_call>";  // Hermes only
 };
 
 struct ParsedToolCall {
@@ -60,21 +73,41 @@ class OutputParser {
   // True when the text so far ends inside a reasoning block.
   bool in_reasoning() const { return state_ == State::Reasoning; }
 
-  // Parses a tool call body; false when it is not {"name": string, "arguments": object|string}.
+  // The literal markers this parser acts on (reasoning tags, tool-call
+  // markers): a decoder must pass their text through even where they are
+  // special tokens it would otherwise skip.
+  std::vector<std::string> markers() const;
+
+  // Parses a Hermes tool call body; false when it is not {"name": string, "arguments": object|string}.
   static bool parse_tool_call_body(std::string_view body, ParsedToolCall* call);
 
  private:
-  enum class State { Content, Reasoning, ToolCall };
+  enum class State {
+    Content,    // plain text, watching for the markers
+    Reasoning,  // inside <think> … </think>
+    ToolCall,   // after a call_open marker, until its call_close
+    JsonCalls,  // Llama3Json: a message of JSON calls
+  };
 
   void drain(OutputDelta& out, bool at_end);
+  // Each returns true when the state changed and draining should go on.
+  bool drain_content(OutputDelta& out, bool at_end);
+  bool drain_reasoning(OutputDelta& out, bool at_end);
+  bool drain_tool_call(OutputDelta& out, bool at_end);
+  bool drain_json_calls(OutputDelta& out, bool at_end);
   void emit(OutputDelta& out, std::string_view text);
   void end_tool_call(OutputDelta& out, std::string_view body);
+  void add_tool_call(OutputDelta& out, std::string name, std::string arguments_json);
 
   OutputParserOptions options_;
+  ToolCallFormat format_ = ToolCallFormat::None;  // None when tool calls are not parsed
+  ToolCallMarkers markers_;                       // of format_ (Hermes: the options' tags)
   State state_ = State::Content;
   std::string pending_;        // text not yet classified
   std::string held_newlines_;  // trailing newlines inside reasoning, dropped if </think> follows
   bool skip_leading_newlines_ = false;
+  bool message_started_ = false;  // Llama3Json: the first visible content has been classified
+  int num_json_calls_ = 0;        // Llama3Json: calls parsed in this message
 };
 
 // True when `prompt` ends inside an unclosed `open` … `close` block (e.g. a

@@ -1,0 +1,55 @@
+// Token constraints for structured output and forced tool calls, built from
+// JSON schemas: response_format / text.format / output_config.format, and
+// tool_choice required / any / a named tool. The engine applies them while
+// sampling, so the output parses and validates by construction.
+#pragma once
+
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "api/server_context.h"
+#include "engine/token_constraint.h"
+
+namespace llmesh::api {
+
+// Where the constrained part starts relative to the model's reasoning block.
+struct ReasoningPrefix {
+  bool starts_in_reasoning = false;  // the prompt opened <think>: free text until </think>, then the constrained part
+  bool allow_reasoning = false;      // the model may open a <think> … </think> block first
+};
+
+// Output that is one JSON value valid against `schema` ({"type": "object"}
+// for json_object mode). Keywords the grammar cannot enforce are appended to
+// *ignored (may be null). ApiError 400 (param `param`) when the schema is unusable.
+std::shared_ptr<TokenConstraint> make_json_constraint(const ServerContext& ctx, const nlohmann::ordered_json& schema,
+                                                      const ReasoningPrefix& reasoning, const std::string& param,
+                                                      std::vector<std::string>* ignored);
+
+// Output that is one tool call in the model's native format (see
+// text/tool_call_format.h), its arguments valid against the tool's schema.
+// `tools` is an OpenAI tools array ([{type: "function", function: {name,
+// parameters}}]; flat {name, parameters} and Anthropic {name, input_schema}
+// entries work too); `forced_name` empty means any of them.
+std::shared_ptr<TokenConstraint> make_tool_call_constraint(const ServerContext& ctx,
+                                                           const nlohmann::ordered_json& tools,
+                                                           const std::string& forced_name,
+                                                           const ReasoningPrefix& reasoning,
+                                                           std::vector<std::string>* ignored);
+
+// JSON objects keep the client's key order here, because the grammar emits
+// object properties in schema order (nlohmann::json, used to parse the rest
+// of a request, sorts keys). The value at `path` in the raw `body`, or
+// `fallback` when the body has nothing there.
+nlohmann::ordered_json ordered_value_at(const std::string& body, std::initializer_list<const char*> path,
+                                        const nlohmann::json& fallback);
+
+// Schema keywords the grammar could not enforce, reported to the client in
+// this response header (comma-separated, made header-safe and bounded).
+inline constexpr const char* kUnenforcedKeywordsHeader = "x-llmesh-unenforced-schema-keywords";
+std::string unenforced_keywords_header_value(const std::vector<std::string>& keywords);
+
+}  // namespace llmesh::api
