@@ -22,6 +22,9 @@ inline std::string sse_event(const nlohmann::json& value) {
   return "event: " + value.value("type", std::string("message")) + "\n" + sse_data(value);
 }
 
+// A comment line: clients ignore it; it keeps the connection busy.
+inline std::string sse_comment(const std::string& text) { return ": " + text + "\n\n"; }
+
 inline std::string sse_done() { return "data: [DONE]\n\n"; }
 
 }  // namespace llmesh::api

@@ -28,10 +28,12 @@ void serve_sse_stream(ServerContext& ctx, httplib::Response& res, std::shared_pt
     };
     callbacks.client_alive = [&] {
       if (sink.is_writable && !sink.is_writable()) return false;
-      if (!job->keepalive_chunks) return true;
       if (std::chrono::duration<double>(Clock::now() - last_write).count() < job->keepalive_interval_s) return true;
       last_write = Clock::now();
-      return write_all(job->keepalive_chunks());
+      if (job->keepalive_chunks) return write_all(job->keepalive_chunks());
+      if (job->typed_events) return true;
+      const std::string comment = sse_comment("keepalive");
+      return sink.write(comment.data(), comment.size());
     };
     try {
       if (!drive_generation(ctx, job->gen, job->pipeline, callbacks)) return false;

@@ -26,9 +26,10 @@ struct StreamJob {
   // After headers went out, an error is reported in-band; default: the OpenAI error body.
   std::function<std::vector<nlohmann::json>(const ApiError&)> error_chunks;
   // Sent while no output arrives for keepalive_interval_s (a long prefill), so
-  // proxies and clients keep the connection and a gone client is noticed.
+  // proxies and clients with read timeouts keep the connection. Without
+  // keepalive_chunks, OpenAI chat framing sends an SSE comment line.
   std::function<std::vector<nlohmann::json>()> keepalive_chunks;
-  double keepalive_interval_s = 5.0;
+  double keepalive_interval_s = 2.0;
   // false: OpenAI chat framing (`data:` lines, then `data: [DONE]`);
   // true: typed events (`event: <type>` + `data:`, no terminator).
   bool typed_events = false;

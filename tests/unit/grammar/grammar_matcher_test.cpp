@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "grammar/grammar.h"
+#include "grammar/json_schema_grammar.h"
 
 namespace llmesh::grammar {
 namespace {
@@ -98,6 +99,23 @@ TEST(GrammarMatcher, RejectsNullableRepetitionAndUndefinedRules) {
   GrammarBuilder b2;
   const int32_t r = b2.declare_rule("never");
   EXPECT_THROW(b2.build(b2.rule(r)), std::exception);
+}
+
+}  // namespace
+}  // namespace llmesh::grammar
+
+namespace llmesh::grammar {
+namespace {
+
+// Properties come in the order the client wrote them: a model produces them
+// in that order, so the grammar must not force another (nlohmann::json would sort them).
+TEST(GrammarMatcher, SchemaPropertiesKeepTheClientsOrder) {
+  const auto schema = nlohmann::ordered_json::parse(
+      R"({"type": "object", "properties": {"zeta": {"type": "integer"}, "alpha": {"type": "integer"}},
+          "required": ["zeta", "alpha"], "additionalProperties": false})");
+  Matcher m(json_schema_grammar(schema, nullptr));
+  EXPECT_EQ(m.check(R"({"zeta":1,"alpha":2})"), Verdict::Complete);
+  EXPECT_EQ(m.check(R"({"alpha")"), Verdict::Rejected);
 }
 
 }  // namespace
