@@ -13,12 +13,14 @@ print(json.dumps({"model": "tiny", "messages": [{"role": "user", "content": word
 PY
 
 metric() {  # metric NAME -> its value (the first sample)
-  curl -s "$s_URL/metrics" | awk -v name="$1" '$1 ~ "^"name"({|$)" {print $2; exit}'
+  local text
+  text=$(curl -s "$s_URL/metrics")  # read it whole: awk quitting early would fail curl under pipefail
+  awk -v name="$1" '$1 ~ "^"name"({|$)" {print $2; exit}' <<<"$text"
 }
 
 start=$(date +%s.%N)
-curl -s -N --max-time 2.5 "$s_URL/v1/chat/completions" -H 'Content-Type: application/json' \
-  --data-binary @"$E2E_TMP/long.json" > "$E2E_TMP/stream.txt" || true   # curl gives up after 2.5 s, after one keep-alive
+curl -s -N --max-time 4.5 "$s_URL/v1/chat/completions" -H 'Content-Type: application/json' \
+  --data-binary @"$E2E_TMP/long.json" > "$E2E_TMP/stream.txt" || true   # curl gives up after 4.5 s, after a keep-alive or two
 idle=""
 for _ in $(seq 1 60); do
   running=$(metric 'llmesh:num_requests_running')
