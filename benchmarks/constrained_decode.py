@@ -20,11 +20,11 @@ import argparse
 import http.client
 import json
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import time
+
+from serve_process import ServerProcess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -44,38 +44,7 @@ PROMPTS = {
 }
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-class Server:
-    def __init__(self, binary, model, threads):
-        self.port = free_port()
-        self.proc = subprocess.Popen([binary, "serve", "--model", model, "--host", "127.0.0.1", "--port", str(self.port),
-                                      "--threads", str(threads)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 600
-        while time.time() < deadline:
-            try:
-                c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
-                c.request("GET", "/health")
-                if c.getresponse().status == 200:
-                    return
-            except OSError:
-                pass
-            if self.proc.poll() is not None:
-                raise RuntimeError("the server exited during startup")
-            time.sleep(0.5)
-        self.stop()
-        raise RuntimeError("server did not become ready")
-
-    def stop(self):
-        self.proc.terminate()
-        self.proc.wait()
-
+class Server(ServerProcess):
     def decode_rate(self, schema_name, max_tokens):
         """One streamed request; returns (decode tok/s, end-to-end tok/s, tokens, content)."""
         body = {"messages": [{"role": "user", "content": PROMPTS[schema_name]}], "max_tokens": max_tokens,

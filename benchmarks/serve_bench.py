@@ -14,55 +14,19 @@ import json
 import os
 import random
 import re
-import socket
 import statistics
-import subprocess
 import sys
 import threading
 import time
+
+from serve_process import ServerProcess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORDS = ("alpha beta gamma delta river stone cloud paper signal vector kernel thread market garden "
          "window engine bridge forest copper silver orbit planet season memory").split()
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-class Server:
-    def __init__(self, binary, model, threads, extra):
-        self.port = free_port()
-        cmd = [binary, "serve", "--model", model, "--port", str(self.port), "--threads", str(threads)] + extra
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 300
-        while time.time() < deadline:
-            try:
-                if self.get("/health")[0] == 200:
-                    self.model_name = json.loads(self.get("/v1/models")[1])["data"][0]["id"]
-                    return
-            except OSError:
-                pass
-            time.sleep(0.5)
-        self.stop()
-        raise RuntimeError("server did not become ready")
-
-    def get(self, path):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
-        c.request("GET", path)
-        r = c.getresponse()
-        return r.status, r.read()
-
-    def post(self, path, body):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
-        c.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
-        r = c.getresponse()
-        return r.status, r.read()
-
+class Server(ServerProcess):
     def chat(self, messages, max_tokens, ignore_eos=True):
         """Streams one chat completion; returns (ttft_s, [chunk times], usage)."""
         body = {"model": self.model_name, "messages": messages, "max_tokens": max_tokens, "stream": True, "temperature": 0,
@@ -86,13 +50,6 @@ class Server:
                 if d.get("content") or d.get("reasoning_content") or d.get("tool_calls"):
                     times.append(time.perf_counter() - t0)
         return (times[0] if times else float("nan")), times, usage
-
-    def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
 
 
 def text_of_tokens(server, n_tokens, rng):
