@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/llmesh/commands.h"
+#include "kernels/ops.h"
 #include "kv/kv_pool.h"
 #include "model/model_files.h"
 
@@ -73,6 +74,7 @@ void inspect(const InspectOptions& o) {
       {"rope_scaling", c.rope_scaling.type},
       {"tie_word_embeddings", c.tie_word_embeddings},
       {"has_chat_template", !files.chat_template.empty()},
+      {"cpu_kernels", kernels::backend_name()},
   };
   if (c.is_moe()) {
     out["num_experts"] = c.num_experts;
@@ -99,6 +101,8 @@ void inspect(const InspectOptions& o) {
   fmt::print("KV cache      {} per token (f32), {} at full context\n", human_bytes(double(kv.bytes_per_token())),
              human_bytes(double(kv.bytes_per_token()) * double(c.max_position)));
   fmt::print("chat template {}\n", files.chat_template.empty() ? "none" : "yes");
+  fmt::print("CPU kernels   {}{}\n", kernels::backend_name(),
+             std::string_view(kernels::backend_name()) == "ref" ? " (the scalar reference: no AVX-512 on this CPU, or LLMESH_KERNELS=ref)" : "");
 }
 
 }  // namespace

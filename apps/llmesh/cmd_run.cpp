@@ -1,6 +1,11 @@
-// `llmesh run`: load a model and generate from a prompt, or chat in the terminal.
+// `llmesh run`: load a model and generate from a prompt, or chat in the
+// terminal. A client of the same Engine as `serve` (scheduler, prefix cache,
+// sampler, stop rules): an interactive chat reuses its previous turns through
+// the prefix cache, and several --prompt-ids run as one continuously batched
+// set of requests (the served-batch golden checks use that).
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -10,19 +15,20 @@
 
 #include "apps/llmesh/commands.h"
 #include "core/error.h"
-#include "engine/loaded_model.h"
-#include "engine/sequence_runner.h"
+#include "runtime/loaded_model.h"
 #include "text/streaming_decoder.h"
 
 namespace llmesh::app {
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 struct RunOptions {
   std::string model_path;
   std::string weights = "auto";
   std::string prompt;
-  std::string prompt_ids;  // comma-separated ids: bypasses the tokenizer (tests, goldens)
+  std::vector<std::string> prompt_ids;  // each: comma-separated ids (bypasses the tokenizer); several run batched
   bool chat = false;
   std::string system;
   int64_t max_tokens = 256;
@@ -37,6 +43,8 @@ struct RunOptions {
   bool ignore_eos = false;
   std::optional<bool> enable_thinking;
   std::string dump_logits;
+  EngineOptions engine;
+  bool no_prefix_cache = false;
 };
 
 std::vector<int32_t> parse_ids(const std::string& text) {
@@ -69,48 +77,131 @@ SamplingParams sampling_from(const RunOptions& o, const GenerationDefaults& defa
   return p;
 }
 
-void write_logits(const std::string& path, const std::vector<float>& logits) {
+// One request's outcome as `run` reports it.
+struct Generation {
+  std::vector<int32_t> prompt_ids, output_ids;
+  std::string text;
+  FinishReason finish_reason = FinishReason::None;
+  int64_t num_cached_tokens = 0;
+  double prefill_seconds = 0;  // submit until the first token
+  double decode_seconds = 0;   // the remaining tokens
+  std::vector<float> first_logits;
+
+  nlohmann::json to_json() const {
+    const int64_t decoded = int64_t(output_ids.size()) - 1;
+    return {{"prompt_ids", prompt_ids},
+            {"output_ids", output_ids},
+            {"text", text},
+            {"prompt_tokens", prompt_ids.size()},
+            {"cached_tokens", num_cached_tokens},
+            {"output_tokens", output_ids.size()},
+            {"finish_reason", openai_finish_reason(finish_reason)},
+            {"prefill_tokens_per_s", double(prompt_ids.size() - size_t(num_cached_tokens)) /
+                                         std::max(prefill_seconds, 1e-9)},
+            {"decode_tokens_per_s", decoded > 0 ? double(decoded) / std::max(decode_seconds, 1e-9) : 0.0}};
+  }
+};
+
+double seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+class Runner {
+ public:
+  Runner(LoadedModel& model, const RunOptions& o, EngineOptions engine_options)
+      : model_(model), o_(o), engine_(make_engine(model, std::move(engine_options))) {}
+
+  std::shared_ptr<RequestHandle> submit(const std::vector<int32_t>& prompt_ids) {
+    Request r;
+    r.request_id = "run-" + std::to_string(next_id_++);
+    r.prompt_ids = prompt_ids;
+    r.sampling = sampling_from(o_, model_.files.generation);
+    // Generation stops at the context's end, as it always has for `run`.
+    r.max_tokens = std::min(o_.max_tokens, engine_->context_tokens() - int64_t(prompt_ids.size()));
+    r.ignore_eos = o_.ignore_eos;
+    r.return_first_logits = !o_.dump_logits.empty();
+    return engine_->submit(std::move(r));
+  }
+
+  // Reads a request to its end; `stream` prints text as it arrives.
+  Generation collect(RequestHandle& handle, const std::vector<int32_t>& prompt_ids, Clock::time_point submitted,
+                     bool stream) {
+    Generation g;
+    g.prompt_ids = prompt_ids;
+    StreamingDecoder decoder(*model_.tokenizer, /*skip_special=*/true);
+    auto emit = [&](const std::string& piece) {
+      g.text += piece;
+      if (stream && !piece.empty()) {
+        std::fwrite(piece.data(), 1, piece.size(), stdout);
+        std::fflush(stdout);
+      }
+    };
+    std::optional<Clock::time_point> first;
+    TokenEvent ev;
+    while (handle.next(&ev)) {
+      check(ev.error.empty(), "generation failed: {}", ev.error);
+      if (!first) {
+        first = Clock::now();
+        g.num_cached_tokens = ev.num_cached_tokens;
+        g.first_logits = std::move(ev.first_logits);
+      }
+      if (ev.token_id >= 0) {
+        g.output_ids.push_back(ev.token_id);
+        emit(decoder.push(ev.token_id));
+      }
+      if (ev.finish_reason != FinishReason::None) g.finish_reason = ev.finish_reason;
+    }
+    emit(decoder.flush());
+    const auto end = Clock::now();
+    g.prefill_seconds = first ? seconds(submitted, *first) : seconds(submitted, end);
+    g.decode_seconds = first ? seconds(*first, end) : 0.0;
+    return g;
+  }
+
+  Generation generate(const std::vector<int32_t>& prompt_ids, bool stream) {
+    const auto submitted = Clock::now();
+    auto handle = submit(prompt_ids);
+    return collect(*handle, prompt_ids, submitted, stream);
+  }
+
+  // All prompts submitted at once, so the engine batches them; results in prompt order.
+  std::vector<Generation> generate_batch(const std::vector<std::vector<int32_t>>& prompts) {
+    const auto submitted = Clock::now();
+    std::vector<std::shared_ptr<RequestHandle>> handles;
+    for (const auto& p : prompts) handles.push_back(submit(p));
+    std::vector<Generation> out;
+    for (size_t i = 0; i < prompts.size(); ++i) out.push_back(collect(*handles[i], prompts[i], submitted, false));
+    return out;
+  }
+
+  EngineStats stats() const { return engine_->stats(); }
+
+ private:
+  LoadedModel& model_;
+  const RunOptions& o_;
+  std::unique_ptr<Engine> engine_;
+  int64_t next_id_ = 0;
+};
+
+void write_logits(const std::string& path, const std::vector<Generation>& results) {
   std::ofstream out(path, std::ios::binary);
   check(bool(out), "--dump-logits: cannot write {}", path);
-  out.write(reinterpret_cast<const char*>(logits.data()), std::streamsize(logits.size() * sizeof(float)));
+  for (const auto& g : results)
+    out.write(reinterpret_cast<const char*>(g.first_logits.data()), std::streamsize(g.first_logits.size() * sizeof(float)));
 }
 
-// One generation; streams text to stdout unless --json. Returns the text.
-std::string generate_and_print(LoadedModel& model, SequenceRunner& runner, const std::vector<int32_t>& prompt_ids,
-                               const RunOptions& o, GenerateResult* result_out) {
-  GenerateOptions options;
-  options.max_tokens = o.max_tokens;
-  options.sampling = sampling_from(o, model.files.generation);
-  options.ignore_eos = o.ignore_eos;
-  StreamingDecoder decoder(*model.tokenizer, /*skip_special=*/true);
-  std::string text;
-  auto on_token = [&](int32_t id) {
-    std::string piece = decoder.push(id);
-    text += piece;
-    if (!o.json && !piece.empty()) {
-      std::fwrite(piece.data(), 1, piece.size(), stdout);
-      std::fflush(stdout);
-    }
-    return true;
-  };
-  *result_out = runner.generate(prompt_ids, options, on_token, !o.dump_logits.empty());
-  std::string rest = decoder.flush();
-  text += rest;
-  if (!o.json) std::fwrite(rest.data(), 1, rest.size(), stdout);
-  if (!o.dump_logits.empty()) write_logits(o.dump_logits, result_out->first_logits);
-  return text;
+void print_stats(const Generation& g) {
+  const nlohmann::json j = g.to_json();
+  std::fprintf(stderr, "\n\n[prompt %zu tokens (%lld cached), generated %zu | prefill %.1f tok/s, decode %.1f tok/s]\n",
+               g.prompt_ids.size(), (long long)g.num_cached_tokens, g.output_ids.size(),
+               j["prefill_tokens_per_s"].get<double>(), j["decode_tokens_per_s"].get<double>());
 }
 
-void print_stats(const GenerateResult& r) {
-  const double prefill_tps = double(r.num_prompt_tokens - r.num_cached_tokens) / std::max(r.prefill_seconds, 1e-9);
-  const int64_t decoded = int64_t(r.output_ids.size()) - 1;
-  const double decode_tps = decoded > 0 ? double(decoded) / std::max(r.decode_seconds, 1e-9) : 0.0;
-  std::fprintf(stderr, "\n\n[prompt %lld tokens (%lld cached), generated %zu | prefill %.1f tok/s, decode %.1f tok/s]\n",
-               (long long)r.num_prompt_tokens, (long long)r.num_cached_tokens, r.output_ids.size(), prefill_tps,
-               decode_tps);
+nlohmann::json engine_json(const EngineStats& s) {
+  return {{"prefix_hit_tokens", s.prefix_hit_tokens},
+          {"preemptions", s.num_preemptions},
+          {"evicted_blocks", s.num_evicted_blocks}};
 }
 
-void interactive_chat(LoadedModel& model, SequenceRunner& runner, const RunOptions& o) {
+void interactive_chat(LoadedModel& model, Runner& runner, const RunOptions& o) {
   nlohmann::json messages = nlohmann::json::array();
   if (!o.system.empty()) messages.push_back({{"role", "system"}, {"content", o.system}});
   const bool tty = ::isatty(STDIN_FILENO);
@@ -125,11 +216,19 @@ void interactive_chat(LoadedModel& model, SequenceRunner& runner, const RunOptio
     options.enable_thinking = o.enable_thinking;
     const std::string prompt = model.render_chat(messages, nlohmann::json::array(), options);
     if (o.show_prompt) std::fprintf(stderr, "%s", prompt.c_str());
-    GenerateResult result;
-    std::string reply = generate_and_print(model, runner, model.encode_prompt(prompt), o, &result);
-    print_stats(result);
-    messages.push_back({{"role", "assistant"}, {"content", reply}});
+    const Generation g = runner.generate(model.encode_prompt(prompt), /*stream=*/true);
+    print_stats(g);
+    messages.push_back({{"role", "assistant"}, {"content", g.text}});
   }
+}
+
+std::vector<int32_t> checked_ids(const std::string& text, const ModelConfig& config) {
+  std::vector<int32_t> ids = parse_ids(text);
+  check(!ids.empty(), "--prompt-ids: no ids given");
+  for (int32_t id : ids)
+    check(id >= 0 && id < config.vocab_size, "--prompt-ids: {} is outside the vocabulary (size {})", id,
+          config.vocab_size);
+  return ids;
 }
 
 void run(const RunOptions& o) {
@@ -143,13 +242,9 @@ void run(const RunOptions& o) {
   const int64_t ctx = o.ctx_size > 0 ? o.ctx_size : model->config().max_position;
   check(ctx > 1, "--ctx-size must be at least 2");
 
-  std::vector<int32_t> prompt_ids;
-  if (!o.prompt_ids.empty()) {
-    prompt_ids = parse_ids(o.prompt_ids);
-    for (int32_t id : prompt_ids)
-      check(id >= 0 && id < model->config().vocab_size, "--prompt-ids: {} is outside the vocabulary (size {})", id,
-            model->config().vocab_size);
-  } else if (!o.prompt.empty()) {
+  std::vector<std::vector<int32_t>> prompts;
+  for (const auto& text : o.prompt_ids) prompts.push_back(checked_ids(text, model->config()));
+  if (!o.prompt.empty()) {
     std::string text = o.prompt;
     if (o.chat) {
       nlohmann::json messages = nlohmann::json::array();
@@ -160,35 +255,48 @@ void run(const RunOptions& o) {
       text = model->render_chat(messages, nlohmann::json::array(), options);
     }
     if (o.show_prompt) std::fprintf(stderr, "%s", text.c_str());
-    prompt_ids = model->encode_prompt(text);
+    prompts.push_back(model->encode_prompt(text));
   }
   // Size the KV cache to what this run can use, not to the whole trained context.
-  const int64_t needed = o.chat && prompt_ids.empty() ? ctx : int64_t(prompt_ids.size()) + o.max_tokens;
-  check(prompt_ids.empty() || int64_t(prompt_ids.size()) < ctx,
-        "the prompt has {} tokens but the context holds {} (--ctx-size)", prompt_ids.size(), ctx);
-  SequenceRunner runner(*model, std::min(ctx, needed));
+  EngineOptions engine = o.engine;
+  int64_t needed = 0;  // whole blocks per request: every request fits at once
+  for (const auto& p : prompts) {
+    check(int64_t(p.size()) < ctx, "the prompt has {} tokens but the context holds {} (--ctx-size)", p.size(), ctx);
+    const int64_t tokens = std::min(ctx, int64_t(p.size()) + o.max_tokens);
+    needed += (tokens + engine.block_size - 1) / engine.block_size * engine.block_size;
+  }
+  engine.context_tokens = ctx;
+  engine.enable_prefix_cache = !o.no_prefix_cache;
+  if (engine.kv_cache_tokens <= 0) engine.kv_cache_tokens = prompts.empty() ? ctx : needed;
+  Runner runner(*model, o, engine);
 
-  if (prompt_ids.empty()) {
+  if (prompts.empty()) {
     interactive_chat(*model, runner, o);
     return;
   }
-  GenerateResult result;
-  std::string text = generate_and_print(*model, runner, prompt_ids, o, &result);
+  if (prompts.size() == 1) {
+    const Generation g = runner.generate(prompts[0], /*stream=*/!o.json);
+    if (!o.dump_logits.empty()) write_logits(o.dump_logits, {g});
+    if (o.json) {
+      nlohmann::json out = g.to_json();
+      out["engine"] = engine_json(runner.stats());
+      std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    } else {
+      print_stats(g);
+    }
+    return;
+  }
+  const std::vector<Generation> results = runner.generate_batch(prompts);
+  if (!o.dump_logits.empty()) write_logits(o.dump_logits, results);
   if (o.json) {
-    const int64_t decoded = int64_t(result.output_ids.size()) - 1;
-    nlohmann::json out = {
-        {"prompt_ids", prompt_ids},
-        {"output_ids", result.output_ids},
-        {"text", text},
-        {"prompt_tokens", result.num_prompt_tokens},
-        {"output_tokens", result.output_ids.size()},
-        {"finish_reason", openai_finish_reason(result.finish_reason)},
-        {"prefill_tokens_per_s", double(result.num_prompt_tokens) / std::max(result.prefill_seconds, 1e-9)},
-        {"decode_tokens_per_s", decoded > 0 ? double(decoded) / std::max(result.decode_seconds, 1e-9) : 0.0},
-    };
+    nlohmann::json out = {{"results", nlohmann::json::array()}, {"engine", engine_json(runner.stats())}};
+    for (const auto& g : results) out["results"].push_back(g.to_json());
     std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
-  } else {
-    print_stats(result);
+    return;
+  }
+  for (size_t i = 0; i < results.size(); ++i) {
+    std::printf("[%zu] %s\n", i, results[i].text.c_str());
+    print_stats(results[i]);
   }
 }
 
@@ -209,7 +317,9 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "ram", "mmap"}))
       ->capture_default_str();
   cmd->add_option("-p,--prompt", o->prompt, "Prompt text (with --chat: the user message)");
-  cmd->add_option("--prompt-ids", o->prompt_ids, "Prompt as comma-separated token ids (skips the tokenizer)");
+  cmd->add_option("--prompt-ids", o->prompt_ids,
+                  "Prompt as comma-separated token ids (skips the tokenizer); repeat it to run several prompts as one "
+                  "continuously batched set of requests (--json then prints {\"results\": [...]})");
   cmd->add_flag("--chat", o->chat, "Apply the model's chat template; without --prompt, chat interactively");
   cmd->add_option("--system", o->system, "System message for --chat");
   cmd->add_option("-n,--max-tokens", o->max_tokens, "Maximum tokens to generate")->capture_default_str();
@@ -227,8 +337,18 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--enable-thinking", o->enable_thinking, "Pass enable_thinking to the chat template (true/false)");
   cmd->add_flag("--show-prompt", o->show_prompt, "Print the rendered prompt to stderr");
   cmd->add_flag("--json", o->json, "Print one JSON object instead of streaming text");
-  cmd->add_option("--dump-logits", o->dump_logits, "Write the last prompt position's logits (float32) to FILE")
+  cmd->add_option("--dump-logits", o->dump_logits,
+                  "Write the last prompt position's logits (float32; one row per prompt, in order) to FILE")
       ->group("");  // for reference checks; hidden from --help
+  cmd->add_option("--max-batched-tokens", o->engine.max_batched_tokens,
+                  "Tokens per engine step (prefill chunk size; decodes and chunks share it)")
+      ->capture_default_str();
+  cmd->add_option("--max-running-requests", o->engine.max_running_requests,
+                  "Requests computed together (with several --prompt-ids)")
+      ->capture_default_str();
+  cmd->add_option("--kv-cache-tokens", o->engine.kv_cache_tokens,
+                  "KV cache size in tokens (default: what the prompts and --max-tokens need)");
+  cmd->add_flag("--no-prefix-cache", o->no_prefix_cache, "Recompute every prompt instead of reusing cached blocks");
   cmd->callback([o] { run(*o); });
 }
 

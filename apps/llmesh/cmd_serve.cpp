@@ -12,7 +12,8 @@
 #include "core/log.h"
 #include "core/thread_pool.h"
 #include "engine/engine.h"
-#include "engine/loaded_model.h"
+#include "runtime/loaded_model.h"
+#include "kernels/ops.h"
 #include "kv/kv_pool.h"
 
 namespace llmesh::app {
@@ -74,7 +75,7 @@ void run_serve(ServeOptions o) {
     }
     if (o.engine.kv_cache_tokens <= 0 && o.server.context_tokens > 0) o.engine.kv_cache_tokens = o.server.context_tokens;
     o.engine.context_tokens = o.server.context_tokens;
-    engine = std::make_unique<Engine>(*model, o.engine);
+    engine = make_engine(*model, o.engine);
     const int64_t kv_tokens = engine->kv_cache_tokens();
     std::printf("llmesh serve: model %s (%s, %s)\n", o.model_path.c_str(), model->files.format.c_str(),
                 config.arch.c_str());
@@ -82,10 +83,13 @@ void run_serve(ServeOptions o) {
                 gib(double(model->files.weights.file_bytes())), (long long)kv_tokens,
                 (long long)(kv_tokens / o.engine.block_size), (long long)o.engine.block_size,
                 gib(double(kv_tokens) * double(shape.bytes_per_token())), (long long)shape.bytes_per_token());
+    std::printf("  prefix cache %s; weights identity %s, cache namespace %016llx\n",
+                o.engine.enable_prefix_cache ? "on" : "off", model->identity.c_str(),
+                (unsigned long long)engine->cache_namespace());
     const int64_t context = engine->context_tokens();
-    std::printf("  context %lld tokens; up to %lld running requests, %lld batched tokens per step; %d threads\n",
+    std::printf("  context %lld tokens; up to %lld running requests, %lld batched tokens per step; %d threads, %s CPU kernels\n",
                 (long long)context, (long long)o.engine.max_running_requests,
-                (long long)o.engine.max_batched_tokens, pool->num_threads());
+                (long long)o.engine.max_batched_tokens, pool->num_threads(), kernels::backend_name());
   } catch (const std::exception& e) {
     server.stop();
     http.join();

@@ -16,6 +16,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/cpu/cpu_backend.h"
 #include "kernels/ops.h"
 
 using namespace llmesh;
@@ -89,7 +90,7 @@ std::vector<uint8_t> random_weights(DType dtype, int64_t rows, int64_t cols, std
   return bytes;
 }
 
-void bench_matmul(ThreadPool& pool, double min_seconds) {
+void bench_matmul(kernels::CpuBackend& cpu, double min_seconds) {
   std::mt19937 rng(1);
   struct Shape { int64_t out, in; const char* what; };
   const Shape shapes[] = {{151936, 1024, "lm_head"}, {3072, 1024, "ffn up/gate"}, {1024, 3072, "ffn down"},
@@ -97,7 +98,7 @@ void bench_matmul(ThreadPool& pool, double min_seconds) {
   const DType dtypes[] = {DType::BF16, DType::F16, DType::Q8_0, DType::Q4_0, DType::F32};
   // Decode streams every weight from DRAM once per token: rotate through copies of the matrix
   // totalling > 512 MiB so no call finds its weights in the caches.
-  std::printf("gemv, 1 token (%d threads), weights streamed from DRAM:\n", pool.num_threads());
+  std::printf("gemv, 1 token (%d threads), weights streamed from DRAM:\n", cpu.pool().num_threads());
   for (const Shape& shape : shapes) {
     for (DType dtype : dtypes) {
       if (dtype == DType::F32 && shape.out > 100000) continue;
@@ -109,7 +110,7 @@ void bench_matmul(ThreadPool& pool, double min_seconds) {
       size_t next = 0;
       const double seconds = Timer::best_of(min_seconds, [&] {
         const Tensor w{"w", dtype, {shape.out, shape.in}, copies.data() + (next++ % num_copies) * one.size()};
-        kernels::matmul(w, x.data(), y.data(), 1, pool);
+        cpu.matmul(w, x.data(), y.data(), 1);
       });
       std::printf("  %-12s %6ld x %-5ld %-5s %8.1f us  %6.1f GB/s\n", shape.what, long(shape.out), long(shape.in),
                   std::string(dtype_name(dtype)).c_str(), seconds * 1e6, double(one.size()) / seconds / 1e9);
@@ -123,7 +124,7 @@ void bench_matmul(ThreadPool& pool, double min_seconds) {
       Tensor w{"w", dtype, {shape.out, shape.in}, bytes.data()};
       std::vector<float> x(size_t(num_tokens * shape.in), 0.25f), y(size_t(num_tokens * shape.out));
       const double seconds =
-          Timer::best_of(min_seconds, [&] { kernels::matmul(w, x.data(), y.data(), num_tokens, pool); });
+          Timer::best_of(min_seconds, [&] { cpu.matmul(w, x.data(), y.data(), num_tokens); });
       const double flops = 2.0 * double(shape.out) * double(shape.in) * double(num_tokens);
       std::printf("  %-12s %6ld x %-5ld %-5s %8.2f ms  %6.1f GFLOP/s\n", shape.what, long(shape.out),
                   long(shape.in), std::string(dtype_name(dtype)).c_str(), seconds * 1e3, flops / seconds / 1e9);
@@ -135,14 +136,14 @@ void bench_matmul(ThreadPool& pool, double min_seconds) {
     Tensor w{"w", DType::BF16, {3072, 1024}, bytes.data()};
     for (int64_t t : {1, 2, 4, 8, 16, 32, 48, 64, 96}) {
       std::vector<float> x(size_t(t * 1024), 0.25f), y(size_t(t * 3072));
-      const double seconds = Timer::best_of(min_seconds, [&] { kernels::matmul(w, x.data(), y.data(), t, pool); });
+      const double seconds = Timer::best_of(min_seconds, [&] { cpu.matmul(w, x.data(), y.data(), t); });
       std::printf("  tokens %3ld  %8.1f us  %6.1f GFLOP/s\n", long(t), seconds * 1e6,
                   2.0 * 3072 * 1024 * double(t) / seconds / 1e9);
     }
   }
 }
 
-void bench_attention(ThreadPool& pool, double min_seconds) {
+void bench_attention(kernels::CpuBackend& cpu, double min_seconds) {
   const int64_t num_heads = 16, num_kv_heads = 8, head_dim = 128, block_size = 16;
   const int64_t context = 4096, num_blocks = context / block_size;
   std::vector<float> k(size_t(num_blocks * block_size * num_kv_heads * head_dim), 0.01f);
@@ -158,7 +159,7 @@ void bench_attention(ThreadPool& pool, double min_seconds) {
     std::vector<float> q(size_t(num_tokens * num_heads * head_dim), 0.1f), out(q.size());
     kernels::AttentionBatch batch{num_tokens, positions.data(), seq.data(), tables};
     const double seconds = Timer::best_of(
-        min_seconds, [&] { kernels::paged_attention(q.data(), out.data(), batch, kv, num_heads, 0.088f, pool); });
+        min_seconds, [&] { cpu.paged_attention(q.data(), out.data(), batch, kv, num_heads, 0.088f); });
     std::printf("paged attention %s (16 q heads, 8 kv heads, head_dim 128): %.3f ms per layer\n",
                 num_tokens == 1 ? "decode, 1 token at context 4096" : "prefill, 512 tokens", seconds * 1e3);
   }
@@ -173,7 +174,8 @@ int main(int argc, char** argv) {
   g_use_cpu_time = pool.num_threads() == 1;
   std::printf("kernels: %s, timing: %s\n", kernels::backend_name(),
               g_use_cpu_time ? "thread CPU time" : "wall clock");
-  bench_matmul(pool, min_seconds);
-  bench_attention(pool, min_seconds);
+  kernels::CpuBackend cpu(pool);  // the ops as the model calls them
+  bench_matmul(cpu, min_seconds);
+  bench_attention(cpu, min_seconds);
   return 0;
 }

@@ -1,26 +1,29 @@
 #include "api/anthropic_prompt.h"
 
-#include "api/api_error.h"
-#include "core/error.h"
+#include "api/generation_pipeline.h"
 
 namespace llmesh::api {
 
-ChatTemplateOptions messages_template_options(const MessagesRequest& request) {
-  ChatTemplateOptions options;
-  options.add_generation_prompt = true;
-  // Always explicit: a template that knows the switch must not fall back to its own default.
-  options.enable_thinking = request.enable_thinking;
-  return options;
+GenerationRequest to_generation_request(const MessagesRequest& request) {
+  GenerationRequest out;
+  out.messages = request.messages;
+  out.tools = request.tools;
+  out.assistant_prefill = request.assistant_prefill;
+  out.enable_thinking = request.enable_thinking;
+  out.params = request.params;
+  out.output_limit.kind = OutputLimitPolicy::Kind::Clamp;
+  out.parse_tool_calls = !request.tools.empty() && request.tool_choice != ToolChoiceMode::None;
+  out.error_style = ErrorStyle::Anthropic;
+  if (request.tool_choice == ToolChoiceMode::Any || request.tool_choice == ToolChoiceMode::Tool) {
+    out.constraint = ConstraintSpec::tool_call(request.tools, request.forced_tool_name);
+  } else if (!request.output_schema.is_null()) {
+    out.constraint = ConstraintSpec::json_schema(request.output_schema, "output_config.format");
+  }
+  return out;
 }
 
 std::string render_messages_prompt(const ChatTemplate& chat_template, const MessagesRequest& request) {
-  try {
-    return chat_template.render(request.messages, request.tools, messages_template_options(request)) +
-           request.assistant_prefill;
-  } catch (const Error& e) {
-    throw ApiError(400, "invalid_request_error", fmt::format("messages: the chat template failed: {}", e.what()),
-                   "messages");
-  }
+  return render_prompt(chat_template, to_generation_request(request));
 }
 
 }  // namespace llmesh::api

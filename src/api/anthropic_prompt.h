@@ -1,16 +1,20 @@
-// The prompt of an Anthropic Messages request: its messages and tools through
-// the model's chat template, then any assistant prefill. /v1/messages and
-// /v1/messages/count_tokens both call this, so count_tokens is exact.
+// An Anthropic Messages request as the normalized GenerationRequest, and its
+// prompt: its messages and tools through the model's chat template, then any
+// assistant prefill. /v1/messages and /v1/messages/count_tokens both go
+// through this, so count_tokens is exact.
 #pragma once
 
 #include <string>
 
 #include "api/anthropic_request.h"
+#include "api/generation_request.h"
 #include "text/chat_template.h"
 
 namespace llmesh::api {
 
-ChatTemplateOptions messages_template_options(const MessagesRequest& request);
+// max_tokens is clamped to what fits (Claude Code asks for 32,000-64,000);
+// tool_choice any/tool and output_config.format become the constraint.
+GenerationRequest to_generation_request(const MessagesRequest& request);
 
 // ApiError 400 when the template fails (raise_exception, no user turn, …).
 std::string render_messages_prompt(const ChatTemplate& chat_template, const MessagesRequest& request);

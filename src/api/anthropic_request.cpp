@@ -4,6 +4,8 @@
 #include <unordered_map>
 
 #include "api/api_error.h"
+#include "api/generation_fields.h"
+#include "api/generation_request.h"
 #include "api/json_fields.h"
 
 namespace llmesh::api {
@@ -347,35 +349,21 @@ bool is_billing_header_block(const std::string& text) { return text.rfind(kBilli
 bool resolve_thinking(const std::string& thinking_type, const std::string& effort) {
   if (thinking_type == "enabled") return true;
   if (thinking_type == "adaptive") return effort != "low";
-  return false;
+  if (thinking_type == "disabled") return false;
+  return kDefaultEnableThinking;
 }
 
-OJson parse_ordered_json_body(const std::string& body) {
-  OJson parsed;
-  try {
-    parsed = OJson::parse(body);
-  } catch (const OJson::parse_error& e) {
-    throw ApiError(400, "invalid_request_error", std::string("The request body is not valid JSON: ") + e.what());
-  }
-  if (!parsed.is_object()) {
-    throw ApiError(400, "invalid_request_error",
-                   fmt::format("The request body must be a JSON object, got {}", parsed.type_name()));
-  }
-  return parsed;
-}
+OJson parse_ordered_json_body(const std::string& body) { return parse_json_object_body<OJson>(body); }
 
 MessagesRequest parse_messages_request(const OJson& body, MessagesEndpoint endpoint) {
   MessagesRequest r;
   if (auto model = optional_string(body, "model", "")) r.params.model = *model;
 
   if (endpoint == MessagesEndpoint::Create) {
-    r.params.max_tokens = integer_field(body, "max_tokens", "", 1, int64_t(1) << 40);
+    r.params.max_tokens = integer_field(body, "max_tokens", "", 1, kMaxOutputTokensLimit);
     if (!r.params.max_tokens) fail_param("max_tokens", "max_tokens: Field required");
     if (auto t = number_field(body, "temperature", 0.0, 1.0)) r.params.temperature = float(*t);
-    if (auto p = number_field(body, "top_p", 0.0, 1.0)) {
-      if (*p <= 0.0) fail_param("top_p", "top_p: must be greater than 0, got {}", *p);
-      r.params.top_p = float(*p);
-    }
+    r.params.top_p = top_p_field(body);
     if (auto k = integer_field(body, "top_k", "", 0, int64_t(1) << 30)) r.params.top_k = int32_t(*k);
     if (const OJson* stops = field(body, "stop_sequences")) {
       if (!stops->is_array()) fail_param("stop_sequences", "stop_sequences: must be an array of strings");

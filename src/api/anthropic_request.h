@@ -61,7 +61,7 @@ MessagesRequest parse_messages_request(const nlohmann::ordered_json& body, Messa
 // The reasoning switch from `thinking` and `output_config.effort`:
 //   {type: "enabled", budget_tokens} -> on;  {type: "disabled"} -> off;
 //   {type: "adaptive"} -> on, except with effort "low";
-//   absent -> off (the Anthropic API's meaning: no extended thinking unless asked).
+//   absent -> kDefaultEnableThinking (off, as in the Anthropic API: no extended thinking unless asked).
 bool resolve_thinking(const std::string& thinking_type, const std::string& effort);
 
 // True for a system text block Claude Code adds per conversation ("x-anthropic-billing-header: cc_version=…").

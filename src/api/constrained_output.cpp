@@ -114,6 +114,19 @@ std::shared_ptr<TokenConstraint> make_tool_call_constraint(const ServerContext& 
   return finish_constraint(ctx, b, with_reasoning(b, body, reasoning));
 }
 
+std::shared_ptr<TokenConstraint> make_output_constraint(const ServerContext& ctx, const ConstraintSpec& spec,
+                                                        const ReasoningPrefix& reasoning,
+                                                        std::vector<std::string>* ignored) {
+  switch (spec.kind) {
+    case ConstraintSpec::Kind::None: return nullptr;
+    case ConstraintSpec::Kind::JsonSchema:
+      return make_json_constraint(ctx, spec.schema, reasoning, spec.param, ignored);
+    case ConstraintSpec::Kind::ToolCall:
+      return make_tool_call_constraint(ctx, spec.tools, spec.forced_tool_name, reasoning, ignored);
+  }
+  return nullptr;
+}
+
 nlohmann::ordered_json ordered_value_at(const std::string& body, std::initializer_list<const char*> path,
                                         const nlohmann::json& fallback) {
   const json ordered = json::parse(body, nullptr, /*allow_exceptions=*/false);

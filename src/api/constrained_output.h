@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/generation_request.h"
 #include "api/server_context.h"
 #include "engine/token_constraint.h"
 
@@ -39,6 +40,11 @@ std::shared_ptr<TokenConstraint> make_tool_call_constraint(const ServerContext& 
                                                            const std::string& forced_name,
                                                            const ReasoningPrefix& reasoning,
                                                            std::vector<std::string>* ignored);
+
+// The constraint a request's ConstraintSpec asks for (null for Kind::None).
+std::shared_ptr<TokenConstraint> make_output_constraint(const ServerContext& ctx, const ConstraintSpec& spec,
+                                                        const ReasoningPrefix& reasoning,
+                                                        std::vector<std::string>* ignored);
 
 // JSON objects keep the client's key order here, because the grammar emits
 // object properties in schema order (nlohmann::json, used to parse the rest

@@ -14,6 +14,22 @@
 
 namespace llmesh::api {
 
+// A request body that must be one JSON object: ApiError 400 saying why it is not.
+template <typename Json>
+Json parse_json_object_body(const std::string& body) {
+  Json parsed;
+  try {
+    parsed = Json::parse(body);
+  } catch (const typename Json::parse_error& e) {
+    throw ApiError(400, "invalid_request_error", std::string("The request body is not valid JSON: ") + e.what());
+  }
+  if (!parsed.is_object()) {
+    throw ApiError(400, "invalid_request_error",
+                   fmt::format("The request body must be a JSON object, got {}", parsed.type_name()));
+  }
+  return parsed;
+}
+
 // The member's value, or nullptr when it is absent or null.
 template <typename Json>
 const Json* field(const Json& object, const char* key) {

@@ -5,12 +5,10 @@
 #include "api/api_error.h"
 #include "api/constrained_output.h"
 #include "api/generation_driver.h"
+#include "api/generation_pipeline.h"
 #include "api/openai_format.h"
-#include "api/output_options.h"
 #include "api/sse.h"
 #include "api/sse_stream.h"
-#include "core/error.h"
-#include "core/log.h"
 
 namespace llmesh::api {
 
@@ -95,83 +93,40 @@ json ChatResponseBuilder::build(const std::string& id, int64_t created, const st
           {"usage", usage}};
 }
 
-std::string render_chat_prompt(const ServerContext& ctx, const ChatCompletionRequest& request,
-                               bool add_generation_prompt) {
-  if (!ctx.model->chat_template) {
-    throw ApiError(400, "invalid_request_error",
-                   "This model has no chat template; use /v1/completions with a raw prompt", "messages");
-  }
-  ChatTemplateOptions options;
-  options.add_generation_prompt = add_generation_prompt;
-  options.enable_thinking = request.enable_thinking;
-  options.extra = request.template_kwargs;
-  options.extra.erase("enable_thinking");
-  try {
-    return ctx.model->render_chat(request.messages, request.tools, options);
-  } catch (const Error& e) {
-    throw ApiError(400, "invalid_request_error", fmt::format("the chat template failed: {}", e.what()), "messages");
-  }
-}
-
-namespace {
-
-PipelineOptions chat_pipeline_options(const ServerContext& ctx, const ChatCompletionRequest& request,
-                                      const std::string& prompt) {
-  PipelineOptions options;
-  options.stop_strings = request.params.stop;
-  options.collect_logprobs = request.params.logprobs;
-  options.parser = output_parser_options(ctx, prompt, request.parse_tool_calls);
-  return options;
-}
-
-// Structured output: a forced tool call (tool_choice required / named) or
-// response_format json_schema / json_object; null when the output is free.
-std::shared_ptr<TokenConstraint> chat_output_constraint(const ServerContext& ctx, const std::string& body,
-                                                        const ChatCompletionRequest& request,
-                                                        const OutputParserOptions& parser,
-                                                        std::vector<std::string>* ignored) {
-  if (!request.tool_call_required && !request.response_schema) return nullptr;
-  ReasoningPrefix reasoning;
-  reasoning.starts_in_reasoning = parser.starts_in_reasoning;
-  // The model may think first unless the request switched thinking off (the
-  // template then closes an empty block in the prompt itself).
-  reasoning.allow_reasoning =
-      parser.parse_reasoning && !parser.starts_in_reasoning && request.enable_thinking.value_or(true);
+GenerationRequest to_generation_request(const ChatCompletionRequest& request, const std::string& body) {
+  GenerationRequest out;
+  out.messages = nlohmann::ordered_json(request.messages);
+  out.tools = nlohmann::ordered_json(request.tools);
+  out.template_kwargs = request.template_kwargs;
+  out.template_kwargs.erase("enable_thinking");
+  out.enable_thinking = request.enable_thinking.value_or(kDefaultEnableThinking);
+  out.params = request.params;
+  out.parse_tool_calls = request.parse_tool_calls;
   if (request.tool_call_required) {
-    return make_tool_call_constraint(ctx, ordered_value_at(body, {"tools"}, request.tools), request.forced_tool_name,
-                                     reasoning, ignored);
+    out.constraint =
+        ConstraintSpec::tool_call(ordered_value_at(body, {"tools"}, request.tools), request.forced_tool_name);
+  } else if (request.response_schema) {
+    out.constraint = ConstraintSpec::json_schema(
+        ordered_value_at(body, {"response_format", "json_schema", "schema"}, *request.response_schema),
+        "response_format");
   }
-  return make_json_constraint(
-      ctx, ordered_value_at(body, {"response_format", "json_schema", "schema"}, *request.response_schema), reasoning,
-      "response_format", ignored);
+  return out;
 }
-
-}  // namespace
 
 void handle_chat_completions(ServerContext& ctx, const httplib::Request& req, httplib::Response& res) {
   const auto arrival = Clock::now();
   const ChatCompletionRequest request = parse_chat_completion_request(parse_json_body(req.body));
   ctx.check_model_name(request.params.model);
-  const std::string prompt = render_chat_prompt(ctx, request);
-  std::vector<int32_t> prompt_ids = ctx.model->encode_prompt(prompt);
+  PreparedGeneration prepared = prepare(ctx, to_generation_request(request, req.body));
 
   const std::string id = make_request_id("chatcmpl-");
   const int64_t created = unix_time_seconds();
   const std::string& model_name = ctx.options.served_model_name;
   const Tokenizer& tokenizer = *ctx.model->tokenizer;
-  PipelineOptions pipeline_options = chat_pipeline_options(ctx, request, prompt);
-  GenerationParams params = request.params;
-  std::vector<std::string> ignored_keywords;
-  params.constraint = chat_output_constraint(ctx, req.body, request, pipeline_options.parser, &ignored_keywords);
-  if (!ignored_keywords.empty()) {
-    res.set_header(kUnenforcedKeywordsHeader, unenforced_keywords_header_value(ignored_keywords));
-    log_debug("{}: schema keywords not enforced: {}", id, fmt::join(ignored_keywords, "; "));
-  }
-  ActiveGeneration gen = start_generation(ctx, std::move(prompt_ids), params, id, arrival);
-  TokenTextPipeline pipeline(tokenizer, std::move(pipeline_options));
+  StartedGeneration started = start_generation(ctx, std::move(prepared), id, arrival, res);
 
   if (request.params.stream) {
-    auto job = std::make_shared<StreamJob>(std::move(gen), std::move(pipeline));
+    auto job = std::make_shared<StreamJob>(std::move(started));
     auto formatter = std::make_shared<ChatChunkFormatter>(id, created, model_name, tokenizer);
     job->first_chunks = [formatter] { return std::vector<json>{formatter->role_chunk()}; };
     StreamJob* raw = job.get();
@@ -195,8 +150,10 @@ void handle_chat_completions(ServerContext& ctx, const httplib::Request& req, ht
     builder.add(output);
     return true;
   };
-  drive_generation(ctx, gen, pipeline, callbacks);
-  const json usage = usage_json(gen.num_prompt_tokens, pipeline.num_generated_tokens(), pipeline.num_cached_tokens());
+  drive_generation(ctx, started.gen, started.pipeline, callbacks);
+  const TokenTextPipeline& pipeline = started.pipeline;
+  const json usage =
+      usage_json(started.gen.num_prompt_tokens, pipeline.num_generated_tokens(), pipeline.num_cached_tokens());
   res.set_content(dump_json(builder.build(id, created, model_name, pipeline.finish_reason(), usage,
                                           request.params.logprobs)),
                   "application/json");

@@ -8,6 +8,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "api/generation_request.h"
 #include "api/openai_request.h"
 #include "api/server_context.h"
 #include "api/token_text_pipeline.h"
@@ -48,9 +49,9 @@ class ChatResponseBuilder {
   std::vector<TokenLogprobs> logprobs_;
 };
 
-// The rendered prompt of a chat request (ApiError 400 on template errors).
-std::string render_chat_prompt(const ServerContext& ctx, const ChatCompletionRequest& request,
-                               bool add_generation_prompt = true);
+// The normalized request of a chat completion. `body` is the raw request:
+// the constraint's schemas are read from it in the client's key order.
+GenerationRequest to_generation_request(const ChatCompletionRequest& request, const std::string& body);
 
 void handle_chat_completions(ServerContext& ctx, const httplib::Request& req, httplib::Response& res);
 

@@ -2,6 +2,7 @@
 
 #include "api/api_error.h"
 #include "api/generation_driver.h"
+#include "api/generation_pipeline.h"
 #include "api/openai_format.h"
 #include "api/sse.h"
 #include "api/sse_stream.h"
@@ -66,16 +67,11 @@ void handle_completions(ServerContext& ctx, const httplib::Request& req, httplib
   const std::string id = make_request_id("cmpl-");
   const int64_t created = unix_time_seconds();
   const std::string model_name = ctx.options.served_model_name;
-  ActiveGeneration gen = start_generation(ctx, std::move(prompt_ids), request.params, id, arrival);
-  PipelineOptions options;
-  options.stop_strings = request.params.stop;
-  options.collect_logprobs = request.params.logprobs;
-  options.parser.parse_reasoning = false;
-  options.parser.parse_tool_calls = false;
-  TokenTextPipeline pipeline(tokenizer, options);
+  StartedGeneration started =
+      start_generation(ctx, prepare_completion(ctx, std::move(prompt_ids), request.params), id, arrival, res);
 
   if (request.params.stream) {
-    auto job = std::make_shared<StreamJob>(std::move(gen), std::move(pipeline));
+    auto job = std::make_shared<StreamJob>(std::move(started));
     StreamJob* raw = job.get();
     if (!echo_text.empty()) {
       job->first_chunks = [=] { return std::vector<json>{completion_object(id, created, model_name, echo_text, nullptr, nullptr)}; };
@@ -117,11 +113,13 @@ void handle_completions(ServerContext& ctx, const httplib::Request& req, httplib
     if (request.params.logprobs) logprobs.add(tokenizer, output.logprobs);
     return true;
   };
-  drive_generation(ctx, gen, pipeline, callbacks);
+  drive_generation(ctx, started.gen, started.pipeline, callbacks);
+  const TokenTextPipeline& pipeline = started.pipeline;
   json body = completion_object(id, created, model_name, text,
                                 request.params.logprobs ? logprobs.to_json() : json(nullptr),
                                 finish_reason_string(pipeline.finish_reason(), false));
-  body["usage"] = usage_json(gen.num_prompt_tokens, pipeline.num_generated_tokens(), pipeline.num_cached_tokens());
+  body["usage"] =
+      usage_json(started.gen.num_prompt_tokens, pipeline.num_generated_tokens(), pipeline.num_cached_tokens());
   res.set_content(dump_json(body), "application/json");
 }
 

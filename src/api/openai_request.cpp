@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "api/api_error.h"
+#include "api/generation_fields.h"
 #include "api/json_fields.h"
 
 namespace llmesh::api {
@@ -29,19 +30,10 @@ std::vector<std::string> stop_field(const json& body) {
 
 GenerationParams parse_generation_params(const json& body) {
   GenerationParams p;
-  if (const json* model = field(body, "model")) {
-    if (!model->is_string()) fail_param("model", "'model' must be a string, got {}", type_name(*model));
-    p.model = model->get<std::string>();
-  }
-  constexpr int64_t kMaxTokensLimit = int64_t(1) << 40;
-  p.max_tokens = integer_field(body, "max_completion_tokens", 1, kMaxTokensLimit);
-  if (!p.max_tokens) p.max_tokens = integer_field(body, "max_tokens", 1, kMaxTokensLimit);
-  if (auto t = number_field(body, "temperature", 0.0, 2.0)) p.temperature = float(*t);
-  if (auto t = number_field(body, "top_p", 0.0, 1.0)) {
-    if (*t <= 0.0) fail_param("top_p", "'top_p' must be greater than 0, got {}", *t);
-    p.top_p = float(*t);
-  }
-  if (auto k = integer_field(body, "top_k", -1, int64_t(1) << 30)) p.top_k = int32_t(*k < 0 ? 0 : *k);
+  p.model = model_field(body);
+  p.max_tokens = integer_field(body, "max_completion_tokens", 1, kMaxOutputTokensLimit);
+  if (!p.max_tokens) p.max_tokens = integer_field(body, "max_tokens", 1, kMaxOutputTokensLimit);
+  parse_sampling_fields(body, p);
   if (auto m = number_field(body, "min_p", 0.0, 1.0)) p.min_p = float(*m);
   if (auto r = number_field(body, "repetition_penalty", 0.0, 100.0)) {
     if (*r <= 0.0) fail_param("repetition_penalty", "'repetition_penalty' must be greater than 0, got {}", *r);
@@ -49,15 +41,12 @@ GenerationParams parse_generation_params(const json& body) {
   }
   if (auto x = number_field(body, "presence_penalty", -2.0, 2.0)) p.presence_penalty = float(*x);
   if (auto x = number_field(body, "frequency_penalty", -2.0, 2.0)) p.frequency_penalty = float(*x);
-  if (auto s = integer_field(body, "seed", INT64_MIN, INT64_MAX)) p.seed = uint64_t(*s);
   if (auto n = integer_field(body, "n", 1, 1 << 20); n && *n != 1) fail_param("n", "only n=1 is supported, got {}", *n);
-  if (auto m = integer_field(body, "min_tokens", 0, kMaxTokensLimit)) p.min_tokens = *m;
+  if (auto m = integer_field(body, "min_tokens", 0, kMaxOutputTokensLimit)) p.min_tokens = *m;
   if (p.max_tokens && p.min_tokens > *p.max_tokens) {
     fail_param("min_tokens", "'min_tokens' ({}) must not exceed 'max_tokens' ({})", p.min_tokens, *p.max_tokens);
   }
-  p.ignore_eos = bool_field(body, "ignore_eos").value_or(false);
   p.stop = stop_field(body);
-  p.stream = bool_field(body, "stream").value_or(false);
   if (const json* options = field(body, "stream_options")) {
     if (!options->is_object()) fail_param("stream_options", "'stream_options' must be an object");
     if (auto usage = bool_field(*options, "include_usage")) p.include_usage = *usage;
@@ -105,19 +94,7 @@ SamplingParams GenerationParams::sampling(const GenerationDefaults& defaults) co
   return s;
 }
 
-json parse_json_body(const std::string& body) {
-  json parsed;
-  try {
-    parsed = json::parse(body);
-  } catch (const json::parse_error& e) {
-    throw ApiError(400, "invalid_request_error", std::string("The request body is not valid JSON: ") + e.what());
-  }
-  if (!parsed.is_object()) {
-    throw ApiError(400, "invalid_request_error",
-                   fmt::format("The request body must be a JSON object, got {}", type_name(parsed)));
-  }
-  return parsed;
-}
+json parse_json_body(const std::string& body) { return parse_json_object_body<json>(body); }
 
 json normalize_messages(const json& messages) {
   if (!messages.is_array()) fail_param("messages", "'messages' must be an array, got {}", type_name(messages));

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,12 +10,12 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/sampling_params.h"
-#include "engine/token_constraint.h"
 #include "model/model_files.h"
 
 namespace llmesh::api {
 
-// The generation controls shared by /v1/chat/completions and /v1/completions.
+// The generation controls of a request, as parsed from any protocol (chat
+// completions, completions, Responses, Anthropic Messages).
 struct GenerationParams {
   std::string model;  // "" when the request did not name one
   // Sampling fields the request set; the rest fall back to the model's generation_config.
@@ -32,8 +31,6 @@ struct GenerationParams {
   bool include_usage = false;  // stream_options.include_usage
   bool logprobs = false;
   int32_t top_logprobs = 0;
-  // Set by the handler (not parsed): structured output or a forced tool call.
-  std::shared_ptr<TokenConstraint> constraint;
 
   SamplingParams sampling(const GenerationDefaults& defaults) const;
 };

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "api/api_error.h"
+#include "api/generation_fields.h"
 #include "api/json_fields.h"
 #include "api/responses_items.h"
 #include "core/log.h"
@@ -363,10 +364,7 @@ json responses_tools_to_chat_tools(const json& tools, std::vector<std::string>* 
 ResponsesRequest parse_responses_request(const json& body, ResponseStore* store) {
   ResponsesRequest r;
   GenerationParams& p = r.params;
-  if (const json* model = field(body, "model")) {
-    if (!model->is_string()) fail_param("model", "'model' must be a string, got {}", model->type_name());
-    p.model = model->get<std::string>();
-  }
+  p.model = model_field(body);
   json history = json::array();
   if (const json* previous = field(body, "previous_response_id")) {
     if (!previous->is_string()) fail_param("previous_response_id", "'previous_response_id' must be a string");
@@ -390,17 +388,9 @@ ResponsesRequest parse_responses_request(const json& body, ResponseStore* store)
   if (field(body, "background") && body["background"] == true) {
     fail_param("background", "background responses are not supported");
   }
-  p.max_tokens = integer_field(body, "max_output_tokens", 1, int64_t(1) << 40);
-  if (auto t = number_field(body, "temperature", 0.0, 2.0)) p.temperature = float(*t);
-  if (auto t = number_field(body, "top_p", 0.0, 1.0)) {
-    if (*t <= 0.0) fail_param("top_p", "'top_p' must be greater than 0, got {}", *t);
-    p.top_p = float(*t);
-  }
-  // llmesh extensions shared with /v1/chat/completions (tests need exact lengths and determinism).
-  if (auto k = integer_field(body, "top_k", -1, int64_t(1) << 30)) p.top_k = int32_t(*k < 0 ? 0 : *k);
-  if (auto s = integer_field(body, "seed", INT64_MIN, INT64_MAX)) p.seed = uint64_t(*s);
-  p.ignore_eos = bool_field(body, "ignore_eos", "ignore_eos").value_or(false);
-  p.stream = bool_field(body, "stream", "stream").value_or(false);
+  p.max_tokens = integer_field(body, "max_output_tokens", 1, kMaxOutputTokensLimit);
+  // With /v1/chat/completions' llmesh extensions top_k, seed, ignore_eos (tests need exact lengths and determinism).
+  parse_sampling_fields(body, p);
   r.store = bool_field(body, "store", "store").value_or(true);
   r.parallel_tool_calls = bool_field(body, "parallel_tool_calls", "parallel_tool_calls").value_or(true);
 

@@ -5,6 +5,7 @@
 #include "api/anthropic_error.h"
 #include "api/anthropic_messages.h"
 #include "api/api_error.h"
+#include "api/generation_pipeline.h"
 #include "api/openai_chat.h"
 #include "api/openai_completions.h"
 #include "api/openai_responses.h"
@@ -188,7 +189,7 @@ struct ApiServer::Impl {
       const json body = parse_json_body(req.body);
       const ChatCompletionRequest request = parse_chat_completion_request(body);
       const bool add_generation_prompt = body.value("add_generation_prompt", true);
-      send_json(res, {{"prompt", render_chat_prompt(ctx, request, add_generation_prompt)}});
+      send_json(res, {{"prompt", render_prompt(ctx, to_generation_request(request, req.body), add_generation_prompt)}});
     }));
     http.Post("/flush_cache", guarded([this](const httplib::Request&, httplib::Response& res) {
       const int64_t num_dropped = ctx.engine->flush_cache();
@@ -206,7 +207,8 @@ struct ApiServer::Impl {
     std::vector<int32_t> ids;
     if (body.contains("messages")) {
       const ChatCompletionRequest request = parse_chat_completion_request(body);
-      ids = ctx.model->encode_prompt(render_chat_prompt(ctx, request, body.value("add_generation_prompt", true)));
+      const bool add_generation_prompt = body.value("add_generation_prompt", true);
+      ids = tokenize_prompt(ctx, to_generation_request(request, req.body), add_generation_prompt).ids;
     } else {
       auto prompt = body.find("prompt");
       if (prompt == body.end() || !prompt->is_string()) fail_param("prompt", "'prompt' (a string) or 'messages' is required");

@@ -13,7 +13,7 @@
 
 #include "api/server_options.h"
 #include "engine/engine.h"
-#include "engine/loaded_model.h"
+#include "runtime/loaded_model.h"
 
 namespace llmesh::api {
 

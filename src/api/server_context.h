@@ -9,10 +9,9 @@
 #include <vector>
 
 #include "api/metrics.h"
-#include "api/openai_request.h"
 #include "api/server_options.h"
 #include "engine/engine.h"
-#include "engine/loaded_model.h"
+#include "runtime/loaded_model.h"
 
 namespace llmesh::api {
 
@@ -31,20 +30,14 @@ struct ServerContext {
 
 using Clock = std::chrono::steady_clock;
 
-// A submitted engine request and what the API edge remembers about it.
+// A submitted engine request and what the API edge remembers about it
+// (see start_generation in generation_pipeline.h).
 struct ActiveGeneration {
   std::shared_ptr<RequestHandle> handle;
   std::string request_id;
   int64_t num_prompt_tokens = 0;
-  int64_t max_tokens = 0;
   Clock::time_point arrival;
 };
-
-// Checks prompt + max_tokens against the context (400 stating both numbers;
-// an absent max_tokens becomes what fits), builds the engine Request and
-// submits it (429 when the queue is full, 400 when it can never fit).
-ActiveGeneration start_generation(ServerContext& ctx, std::vector<int32_t> prompt_ids, const GenerationParams& params,
-                                  std::string request_id, Clock::time_point arrival);
 
 // A new id with the given prefix ("chatcmpl-", "cmpl-") and 24 random hex digits.
 std::string make_request_id(const std::string& prefix);

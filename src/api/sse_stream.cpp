@@ -61,4 +61,20 @@ void serve_sse_stream(ServerContext& ctx, httplib::Response& res, std::shared_pt
   res.set_chunked_content_provider("text/event-stream", provider, release);
 }
 
+std::vector<nlohmann::json> collect_events(ServerContext& ctx, StreamJob& job) {
+  std::vector<nlohmann::json> events;
+  auto append = [&](std::vector<nlohmann::json> chunks) {
+    for (auto& chunk : chunks) events.push_back(std::move(chunk));
+  };
+  if (job.first_chunks) append(job.first_chunks());
+  GenerationCallbacks callbacks;
+  callbacks.on_output = [&](PipelineOutput& output) {
+    append(job.output_chunks(output));
+    return true;
+  };
+  drive_generation(ctx, job.gen, job.pipeline, callbacks);
+  if (job.last_chunks) append(job.last_chunks());
+  return events;
+}
+
 }  // namespace llmesh::api

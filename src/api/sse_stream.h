@@ -2,6 +2,8 @@
 // chunked content provider. The protocol adapter supplies the chunk shapes;
 // this file owns the loop, the [DONE] terminator and disconnect handling (a
 // failed write or an unwritable socket cancels the engine request).
+// collect_events runs the same job without streaming, for protocols whose
+// non-streaming response is built from the same events.
 #pragma once
 
 #include <functional>
@@ -13,11 +15,13 @@
 
 #include "api/api_error.h"
 #include "api/generation_driver.h"
+#include "api/generation_pipeline.h"
 
 namespace llmesh::api {
 
 struct StreamJob {
-  StreamJob(ActiveGeneration g, TokenTextPipeline p) : gen(std::move(g)), pipeline(std::move(p)) {}
+  explicit StreamJob(StartedGeneration started)
+      : gen(std::move(started.gen)), pipeline(std::move(started.pipeline)) {}
   ActiveGeneration gen;
   TokenTextPipeline pipeline;
   std::function<std::vector<nlohmann::json>()> first_chunks;                   // before any token
@@ -36,5 +40,9 @@ struct StreamJob {
 };
 
 void serve_sse_stream(ServerContext& ctx, httplib::Response& res, std::shared_ptr<StreamJob> job);
+
+// Runs the job to its end on this thread: every chunk it would have streamed
+// (first, per output, last), in order. ApiError when the engine fails.
+std::vector<nlohmann::json> collect_events(ServerContext& ctx, StreamJob& job);
 
 }  // namespace llmesh::api

@@ -21,8 +21,8 @@ struct Request {
   int64_t max_tokens = 256;     // already clamped by the API edge to what fits the context
   int64_t min_tokens = 0;       // EOS/stop ids are ignored before this many tokens
   bool ignore_eos = false;
-  std::vector<int32_t> stop_token_ids;  // in addition to the model's EOS ids
   int32_t num_top_logprobs = -1;        // -1: no logprobs; 0: the sampled token's; k: plus top k
+  bool return_first_logits = false;     // the first event carries the raw logits at the last prompt position
   std::shared_ptr<TokenConstraint> constraint;  // null: unconstrained
 };
 
@@ -42,6 +42,7 @@ struct TokenEvent {
   // Set on the first event: how the prompt was served.
   int64_t num_prompt_tokens = 0;
   int64_t num_cached_tokens = 0;  // prompt tokens whose K/V came from the prefix cache
+  std::vector<float> first_logits;  // [vocab], when the request asked for them
 };
 
 }  // namespace llmesh

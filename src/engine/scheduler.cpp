@@ -6,8 +6,7 @@
 
 namespace llmesh {
 
-Scheduler::Scheduler(const SchedulerOptions& options)
-    : options_(options), pool_(options.num_blocks, options.block_size) {}
+Scheduler::Scheduler(const SchedulerOptions& options, KvCacheManager& kv) : options_(options), kv_(kv) {}
 
 void Scheduler::add(std::unique_ptr<Sequence> sequence) {
   sequence->status = SequenceStatus::Waiting;
@@ -16,30 +15,16 @@ void Scheduler::add(std::unique_ptr<Sequence> sequence) {
 }
 
 int64_t Scheduler::match_prefix(Sequence* seq) {
-  if (!options_.enable_prefix_cache) return 0;
-  const int64_t bs = options_.block_size;
-  BlockHash parent = options_.cache_namespace;
-  int64_t num_hit_blocks = 0;
   // At least one token must be left to compute: its logits sample the next token.
-  const int64_t max_blocks = (seq->num_tokens() - 1) / bs;
-  while (num_hit_blocks < max_blocks) {
-    std::span<const int32_t> block_tokens(seq->tokens.data() + num_hit_blocks * bs, size_t(bs));
-    const BlockHash hash = hash_block(parent, block_tokens);
-    const int32_t block_id = pool_.lookup(hash, block_tokens);
-    if (block_id < 0) break;
-    pool_.share(block_id);
-    seq->block_table.append(block_id);
-    seq->block_hashes.push_back(hash);
-    parent = hash;
-    ++num_hit_blocks;
-  }
-  return num_hit_blocks * bs;
+  const int64_t max_blocks = (seq->num_tokens() - 1) / kv_.block_size();
+  const PrefixMatch match = kv_.find_prefix(seq->tokens, max_blocks);
+  kv_.acquire(match, seq->block_table);
+  return match.num_blocks() * kv_.block_size();
 }
 
 void Scheduler::preempt(Sequence* seq) {
   running_.erase(std::find(running_.begin(), running_.end(), seq));
-  seq->block_table.release_all(pool_);
-  seq->block_hashes.clear();
+  kv_.release(seq->block_table);
   seq->num_computed_tokens = 0;
   seq->status = SequenceStatus::Waiting;
   // Back into the queue at its arrival position (preempted sequences are older than most waiters).
@@ -49,8 +34,8 @@ void Scheduler::preempt(Sequence* seq) {
   ++counters_.num_preemptions;
 }
 
-std::vector<ScheduledSequence> Scheduler::schedule() {
-  std::vector<ScheduledSequence> batch;
+ScheduledBatch Scheduler::schedule() {
+  ScheduledBatch batch;
   int64_t budget = options_.max_batched_tokens;
   bool preempted = false;
 
@@ -63,7 +48,7 @@ std::vector<ScheduledSequence> Scheduler::schedule() {
       continue;
     }
     bool self_preempted = false;
-    while (!seq->block_table.reserve(pool_, seq->num_computed_tokens + n)) {
+    while (!kv_.reserve(seq->block_table, seq->num_computed_tokens + n)) {
       Sequence* victim = running_.back();
       preempt(victim);
       preempted = true;
@@ -92,10 +77,9 @@ std::vector<ScheduledSequence> Scheduler::schedule() {
       }
     }
     const int64_t n = std::min(seq->num_tokens() - seq->num_computed_tokens, budget);
-    if (!seq->block_table.reserve(pool_, seq->num_computed_tokens + n)) {
+    if (!kv_.reserve(seq->block_table, seq->num_computed_tokens + n)) {
       // Not enough free blocks: give the hit blocks back and wait for running sequences to finish.
-      seq->block_table.release_all(pool_);
-      seq->block_hashes.clear();
+      kv_.release(seq->block_table);
       seq->num_computed_tokens = 0;
       break;
     }
@@ -108,31 +92,18 @@ std::vector<ScheduledSequence> Scheduler::schedule() {
   return batch;
 }
 
-void Scheduler::cache_full_blocks(Sequence* seq) {
-  if (!options_.enable_prefix_cache) return;
-  const int64_t bs = options_.block_size;
-  const int64_t num_full = seq->num_computed_tokens / bs;
-  while (int64_t(seq->block_hashes.size()) < num_full) {
-    const int64_t j = int64_t(seq->block_hashes.size());
-    const BlockHash parent = j == 0 ? options_.cache_namespace : seq->block_hashes.back();
-    std::span<const int32_t> block_tokens(seq->tokens.data() + j * bs, size_t(bs));
-    const BlockHash hash = hash_block(parent, block_tokens);
-    pool_.cache(seq->block_table.block_ids()[size_t(j)], hash, block_tokens);
-    seq->block_hashes.push_back(hash);
-  }
-}
-
-void Scheduler::on_step_done(const std::vector<ScheduledSequence>& batch) {
+void Scheduler::on_step_done(const ScheduledBatch& batch) {
   for (const auto& s : batch) {
-    s.sequence->num_computed_tokens += s.num_new_tokens;
-    cache_full_blocks(s.sequence);
+    Sequence* seq = s.sequence;
+    seq->num_computed_tokens += s.num_new_tokens;
+    kv_.cache_full_blocks(seq->block_table, seq->tokens, seq->num_computed_tokens);
   }
 }
 
 void Scheduler::finish(Sequence* seq) {
   if (seq->status == SequenceStatus::Running) running_.erase(std::find(running_.begin(), running_.end(), seq));
   if (seq->status == SequenceStatus::Waiting) waiting_.erase(std::find(waiting_.begin(), waiting_.end(), seq));
-  seq->block_table.release_all(pool_);
+  kv_.release(seq->block_table);
   seq->status = SequenceStatus::Finished;
   auto it = std::find_if(sequences_.begin(), sequences_.end(), [&](const auto& p) { return p.get() == seq; });
   sequences_.erase(it);

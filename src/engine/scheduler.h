@@ -6,7 +6,8 @@
 //   1. running sequences first, in arrival order (decodes need 1 token; a
 //      sequence mid-prefill gets the next chunk);
 //   2. then waiting sequences in FIFO order, each starting with a prefix-cache
-//      lookup, while the budget, the running limit and free blocks allow.
+//      lookup (through the KV cache manager), while the budget, the running
+//      limit and free blocks allow.
 //      The queue head is never skipped, so nothing starves.
 // When a running sequence needs a block and none is free, the most recently
 // arrived running sequence is preempted: its blocks go back to the pool (full
@@ -22,17 +23,13 @@
 #include <vector>
 
 #include "engine/sequence.h"
-#include "kv/block_pool.h"
+#include "kv/kv_cache_manager.h"
 
 namespace llmesh {
 
 struct SchedulerOptions {
-  int64_t block_size = 16;
-  int64_t num_blocks = 0;
   int64_t max_running_requests = 16;
   int64_t max_batched_tokens = 512;
-  bool enable_prefix_cache = true;
-  BlockHash cache_namespace = 0;  // the model's identity: caches of different models never mix
 };
 
 struct ScheduledSequence {
@@ -40,18 +37,22 @@ struct ScheduledSequence {
   int64_t num_new_tokens;  // tokens [num_computed, num_computed + num_new) run this step
 };
 
+// What one step computes, in scheduling order (running sequences first).
+using ScheduledBatch = std::vector<ScheduledSequence>;
+
 struct SchedulerCounters {
   int64_t prefix_queried_tokens = 0, prefix_hit_tokens = 0, num_preemptions = 0;
 };
 
 class Scheduler {
  public:
-  explicit Scheduler(const SchedulerOptions& options);
+  // `kv` (not owned) hands out the blocks and keeps the prefix cache.
+  Scheduler(const SchedulerOptions& options, KvCacheManager& kv);
 
   void add(std::unique_ptr<Sequence> sequence);
-  std::vector<ScheduledSequence> schedule();
+  ScheduledBatch schedule();
   // After the step ran: the scheduled tokens are computed; newly full blocks enter the cache.
-  void on_step_done(const std::vector<ScheduledSequence>& batch);
+  void on_step_done(const ScheduledBatch& batch);
   // Releases the sequence's blocks and forgets it.
   void finish(Sequence* sequence);
 
@@ -62,8 +63,7 @@ class Scheduler {
     for (auto& s : sequences_) fn(s.get());
   }
   bool has_work() const { return !running_.empty() || !waiting_.empty(); }
-  BlockPool& block_pool() { return pool_; }
-  const BlockPool& block_pool() const { return pool_; }
+  const KvCacheManager& kv() const { return kv_; }
   const SchedulerCounters& counters() const { return counters_; }
   const SchedulerOptions& options() const { return options_; }
 
@@ -72,10 +72,9 @@ class Scheduler {
   // Shares the cached blocks of the sequence's longest cached prefix (leaving
   // at least one token to compute). Returns the number of tokens hit.
   int64_t match_prefix(Sequence* sequence);
-  void cache_full_blocks(Sequence* sequence);
 
   SchedulerOptions options_;
-  BlockPool pool_;
+  KvCacheManager& kv_;
   std::vector<std::unique_ptr<Sequence>> sequences_;
   std::deque<Sequence*> running_;  // arrival order
   std::deque<Sequence*> waiting_;  // arrival order (preempted ones go back in order)

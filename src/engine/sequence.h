@@ -6,8 +6,8 @@
 #include <memory>
 #include <vector>
 
-#include "engine/engine.h"
 #include "engine/request.h"
+#include "engine/request_handle.h"
 #include "engine/sampler.h"
 #include "kv/block_pool.h"
 
@@ -32,11 +32,11 @@ struct Sequence {
   int64_t num_computed_tokens = 0;   // tokens whose K/V are in the pool  // set at schedule (hit) and step end
   int64_t num_cached_tokens = -1;    // prompt tokens hit in the prefix cache at first admission (-1: not yet)
   BlockTable block_table;            // set at schedule; emptied at preemption and finish
-  std::vector<BlockHash> block_hashes;  // keys of the leading full blocks registered in the cache
   Sampler sampler;
   SequenceStatus status = SequenceStatus::Waiting;
   uint64_t arrival_order;            // FIFO order across preemptions
   bool first_event_sent = false;
+  std::vector<float> first_logits;   // kept from the first sampling step until the first event (return_first_logits)
 
   int64_t num_tokens() const { return int64_t(tokens.size()); }
   int64_t num_output_tokens() const { return num_tokens() - num_prompt_tokens; }

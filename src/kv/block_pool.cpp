@@ -49,6 +49,7 @@ void BlockPool::uncache(int32_t id) {
   if (!b.hashed) return;
   auto it = cached_.find(b.hash);
   if (it != cached_.end() && it->second == id) cached_.erase(it);
+  if (on_uncache_) on_uncache_({id, b.hash, b.tokens});
   b.hashed = false;
   b.tokens.clear();
 }
@@ -77,13 +78,14 @@ void BlockPool::release(int32_t block_id) {
   if (--b.ref_count == 0) push_free_tail(block_id);
 }
 
-void BlockPool::cache(int32_t block_id, BlockHash hash, std::span<const int32_t> tokens) {
+bool BlockPool::cache(int32_t block_id, BlockHash hash, std::span<const int32_t> tokens) {
   Block& b = blocks_[size_t(block_id)];
-  if (b.hashed || cached_.count(hash)) return;
+  if (b.hashed || cached_.count(hash)) return false;
   b.hashed = true;
   b.hash = hash;
   b.tokens.assign(tokens.begin(), tokens.end());
   cached_[hash] = block_id;
+  return true;
 }
 
 int32_t BlockPool::lookup(BlockHash hash, std::span<const int32_t> tokens) const {
@@ -117,6 +119,7 @@ void BlockTable::release_all(BlockPool& pool) {
   // Release in reverse so a sequence's earlier (more shareable) blocks are evicted last.
   for (auto it = block_ids_.rbegin(); it != block_ids_.rend(); ++it) pool.release(*it);
   block_ids_.clear();
+  hashes_.clear();
 }
 
 }  // namespace llmesh

@@ -7,7 +7,8 @@
 //             on the free list too, reusable by a prefix hit until evicted
 //
 //   allocate():  free|cached -> held   (takes the free list's head; a cached
-//                                       block taken this way is evicted)
+//                                       block taken this way is evicted, and
+//                                       the eviction hook sees it first)
 //   share():     held|cached -> held   (a prefix hit; cached blocks leave the free list)
 //   release():   held -> held, or -> cached (if hashed) / free when the last holder leaves
 //   cache():     held -> held + registered under its hash
@@ -24,6 +25,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string_view>
 #include <unordered_map>
@@ -37,9 +39,21 @@ BlockHash hash_block(BlockHash parent, std::span<const int32_t> tokens);
 // A namespace key from arbitrary bytes (e.g. the model's identity).
 BlockHash hash_namespace(std::string_view identity);
 
+// A cached block leaving the cache: its id (whose K/V are still intact when
+// the hook runs), its key and its tokens.
+struct CachedBlockRef {
+  int32_t block_id;
+  BlockHash hash;
+  std::span<const int32_t> tokens;
+};
+
 class BlockPool {
  public:
   BlockPool(int64_t num_blocks, int64_t block_size);
+
+  // Called for every cached block that allocate() evicts or flush() drops,
+  // before it is forgotten (a lower tier can copy it out; events can be sent).
+  void set_uncache_hook(std::function<void(const CachedBlockRef&)> hook) { on_uncache_ = std::move(hook); }
 
   int64_t num_blocks() const { return int64_t(blocks_.size()); }
   int64_t block_size() const { return block_size_; }
@@ -55,9 +69,10 @@ class BlockPool {
   // One holder fewer; at zero the block goes to the free list's tail.
   void release(int32_t block_id);
 
-  // Registers a held, full block's content under `hash` (no-op if the hash is
-  // already cached by another block: the first copy stays the cached one).
-  void cache(int32_t block_id, BlockHash hash, std::span<const int32_t> tokens);
+  // Registers a held, full block's content under `hash`. Returns false (a
+  // no-op) if the block or the hash is already cached: the first copy stays
+  // the cached one.
+  bool cache(int32_t block_id, BlockHash hash, std::span<const int32_t> tokens);
   // The cached block with this hash and exactly these tokens, or -1.
   int32_t lookup(BlockHash hash, std::span<const int32_t> tokens) const;
   // Forgets every cached block nobody holds; returns how many.
@@ -81,10 +96,12 @@ class BlockPool {
   int32_t free_head_ = -1, free_tail_ = -1;
   int64_t num_free_ = 0;
   std::unordered_map<BlockHash, int32_t> cached_;
+  std::function<void(const CachedBlockRef&)> on_uncache_;
 };
 
 // The blocks of one sequence, in position order: position p lives in
-// block_ids[p / block_size] at offset p % block_size.
+// block_ids[p / block_size] at offset p % block_size. The leading blocks that
+// are registered in the prefix cache also carry their keys.
 class BlockTable {
  public:
   explicit BlockTable(int64_t block_size) : block_size_(block_size) {}
@@ -92,21 +109,28 @@ class BlockTable {
   // Grows the table so positions [0, num_tokens) have blocks. Returns false
   // (leaving the table as it was) when the pool runs out.
   bool reserve(BlockPool& pool, int64_t num_tokens);
-  // Appends an already-held block (a prefix-cache hit).
-  void append(int32_t block_id) { block_ids_.push_back(block_id); }
-  // Returns every block to the pool.
+  // Appends an already-held block (a prefix-cache hit) with its key.
+  void append_cached(int32_t block_id, BlockHash hash) {
+    block_ids_.push_back(block_id);
+    hashes_.push_back(hash);
+  }
+  // Records the key of the next leading block once it is registered in the cache.
+  void add_hash(BlockHash hash) { hashes_.push_back(hash); }
+  // Returns every block to the pool and forgets the keys.
   void release_all(BlockPool& pool);
 
   int64_t slot(int64_t position) const {
     return int64_t(block_ids_[size_t(position / block_size_)]) * block_size_ + position % block_size_;
   }
   const std::vector<int32_t>& block_ids() const { return block_ids_; }
+  const std::vector<BlockHash>& hashes() const { return hashes_; }  // keys of the first hashes().size() blocks
   int64_t num_blocks() const { return int64_t(block_ids_.size()); }
   int64_t capacity_tokens() const { return int64_t(block_ids_.size()) * block_size_; }
 
  private:
   int64_t block_size_;
   std::vector<int32_t> block_ids_;
+  std::vector<BlockHash> hashes_;
 };
 
 }  // namespace llmesh

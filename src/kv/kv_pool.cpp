@@ -2,6 +2,8 @@
 
 #include <sys/mman.h>
 
+#include <cstring>
+
 #include "core/error.h"
 
 namespace llmesh {
@@ -16,6 +18,37 @@ KvPool::KvPool(const KvCacheShape& shape) : shape_(shape) {
   // Attention streams every cached K/V of a sequence per decoded token: 2 MiB pages
   // spare the TLB misses of 4 KiB ones (pages are still only backed when first written).
   ::madvise(p, num_bytes_, MADV_HUGEPAGE);
+}
+
+namespace {
+void check_block(const KvCacheShape& shape, int32_t block_id, size_t bytes) {
+  check(block_id >= 0 && block_id < shape.num_blocks, "KV block {} is outside the pool ({} blocks)", block_id,
+        shape.num_blocks);
+  check(bytes == size_t(shape.bytes_per_block()), "KV block copy of {} bytes; a block holds {}", bytes,
+        shape.bytes_per_block());
+}
+}  // namespace
+
+void KvPool::read_block(int32_t block_id, std::span<std::byte> out) const {
+  check_block(shape_, block_id, out.size());
+  const size_t region = size_t(shape_.bytes_per_block() / (2 * shape_.num_layers));  // one layer's K (or V) of a block
+  const int64_t offset = int64_t(block_id) * shape_.block_size * shape_.num_kv_heads * shape_.head_dim;
+  std::byte* dst = out.data();
+  for (int64_t layer = 0; layer < shape_.num_layers; ++layer) {
+    std::memcpy(dst, k(layer) + offset, region), dst += region;
+    std::memcpy(dst, v(layer) + offset, region), dst += region;
+  }
+}
+
+void KvPool::write_block(int32_t block_id, std::span<const std::byte> in) {
+  check_block(shape_, block_id, in.size());
+  const size_t region = size_t(shape_.bytes_per_block() / (2 * shape_.num_layers));
+  const int64_t offset = int64_t(block_id) * shape_.block_size * shape_.num_kv_heads * shape_.head_dim;
+  const std::byte* src = in.data();
+  for (int64_t layer = 0; layer < shape_.num_layers; ++layer) {
+    std::memcpy(k(layer) + offset, src, region), src += region;
+    std::memcpy(v(layer) + offset, src, region), src += region;
+  }
 }
 
 KvPool::~KvPool() {

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 namespace llmesh {
 
@@ -36,6 +37,12 @@ class KvPool {
   float* k(int64_t layer) const { return base_ + layer_floats() * (2 * layer); }
   float* v(int64_t layer) const { return base_ + layer_floats() * (2 * layer + 1); }
   size_t num_bytes() const { return num_bytes_; }
+
+  // One block's K and V for every layer, as one unit of shape().bytes_per_block()
+  // bytes ([layer][K|V][block_size][kv_heads][head_dim]): what a lower tier
+  // stores or a transfer sends. Error when the size or the id is wrong.
+  void read_block(int32_t block_id, std::span<std::byte> out) const;
+  void write_block(int32_t block_id, std::span<const std::byte> in);
 
  private:
   int64_t layer_floats() const {

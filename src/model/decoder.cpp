@@ -1,6 +1,5 @@
 #include "model/decoder.h"
 
-#include <cstring>
 
 #include "core/error.h"
 #include "model/blocks/rope.h"
@@ -8,8 +7,9 @@
 
 namespace llmesh {
 
-DecoderModel::DecoderModel(const ModelConfig& config, const WeightStore& weights, ThreadPool& pool)
-    : config_(config), pool_(pool) {
+DecoderModel::DecoderModel(const ModelConfig& config, const WeightStore& weights,
+                           std::shared_ptr<kernels::Backend> backend)
+    : config_(config), backend_(std::move(backend)), dims_(ActivationDims::of(config)) {
   check(config.head_dim % 2 == 0, "head_dim {} must be even for RoPE", config.head_dim);
   check(config.num_kv_heads > 0 && config.num_heads % config.num_kv_heads == 0,
         "num_heads {} is not a multiple of num_kv_heads {}", config.num_heads, config.num_kv_heads);
@@ -18,6 +18,9 @@ DecoderModel::DecoderModel(const ModelConfig& config, const WeightStore& weights
             token_embd_.cols() == config.hidden_size,
         "token_embd.weight has shape {}, expected [{}, {}]", token_embd_.shape_string(),
         config.vocab_size, config.hidden_size);
+  check(backend_->supports(kernels::Op::GatherRows, token_embd_.dtype),
+        "token_embd.weight is {}, which the {} backend cannot look up", dtype_name(token_embd_.dtype),
+        backend_->name());
   output_norm_ = load_f32_vector(weights, "output_norm.weight", config.hidden_size);
   if (weights.has("output.weight")) {
     lm_head_ = Linear::load(weights, "output", config.vocab_size, config.hidden_size);
@@ -38,51 +41,55 @@ DecoderLayer DecoderModel::make_layer(const WeightStore& weights, int64_t layer,
   return l;
 }
 
-void DecoderModel::forward(const StepInput& input, KvPool& kv, float* logits) {
+std::unique_ptr<Workspace> DecoderModel::make_workspace(const StepShape& max_step) const {
+  return std::make_unique<Workspace>(*backend_, dims_, max_step);
+}
+
+void DecoderModel::forward(const StepInput& input, KvPool& kv, Workspace& ws, float* logits) const {
   const int64_t num_tokens = input.num_tokens();
+  const int64_t num_logits = int64_t(input.logits_indices.size());
   const int64_t hidden = config_.hidden_size;
+  kernels::Backend& be = *backend_;
   check(int64_t(layers_.size()) == config_.num_layers, "model has {} layers loaded, config says {}",
         layers_.size(), config_.num_layers);
-  x_.resize(size_t(num_tokens * hidden));  // [T, hidden] residual stream
-  h_.resize(x_.size());                    // [T, hidden] normed input of a block
-  y_.resize(x_.size());                    // [T, hidden] output of a block
+  check(ws.backend() == backend_.get() && ws.dims() == dims_, "forward: the workspace was made by another model");
+  ws.reserve(num_tokens, num_logits);
+  const Activations& a = ws.act();  // x: residual stream, h: normed input of a block, y: its output
 
   for (int64_t t = 0; t < num_tokens; ++t) {
     const int32_t id = input.token_ids[size_t(t)];
     check(id >= 0 && id < config_.vocab_size, "token id {} is outside the vocabulary (size {})", id,
           config_.vocab_size);
-    kernels::dequantize_row(token_embd_.dtype, token_embd_.row(id), x_.data() + t * hidden, hidden);
   }
+  be.gather_rows(token_embd_, input.token_ids.data(), num_tokens, a.x);
 
   AttentionStep step;
   step.batch.num_tokens = num_tokens;
   step.batch.positions = input.positions.data();
   step.batch.seq_index = input.seq_index.data();
-  step.batch.block_tables = input.block_tables.data();
+  std::vector<const int32_t*>& block_tables = ws.block_tables();  // one pointer per sequence into the CSR ids
+  block_tables.resize(size_t(input.num_sequences()));
+  for (int64_t s = 0; s < input.num_sequences(); ++s) block_tables[size_t(s)] = input.block_table(s).data();
+  step.batch.block_tables = block_tables.data();
   step.slot_mapping = input.slot_mapping.data();
   const KvCacheShape& shape = kv.shape();
 
   for (int64_t i = 0; i < int64_t(layers_.size()); ++i) {
-    DecoderLayer& layer = layers_[size_t(i)];
+    const DecoderLayer& layer = layers_[size_t(i)];
     kernels::KvLayerView kv_layer{kv.k(i), kv.v(i), shape.block_size, shape.num_kv_heads, shape.head_dim};
-    kernels::rmsnorm(x_.data(), layer.attn_norm.data(), h_.data(), num_tokens, hidden, config_.rms_norm_eps);
-    layer.attention->forward(h_.data(), y_.data(), step, kv_layer, pool_);
-    kernels::add_inplace(x_.data(), y_.data(), num_tokens * hidden);
-    kernels::rmsnorm(x_.data(), layer.ffn_norm.data(), h_.data(), num_tokens, hidden, config_.rms_norm_eps);
-    layer.ffn->forward(h_.data(), y_.data(), num_tokens, pool_);
-    kernels::add_inplace(x_.data(), y_.data(), num_tokens * hidden);
+    be.rmsnorm(a.x, layer.attn_norm.data(), a.h, num_tokens, hidden, config_.rms_norm_eps);
+    layer.attention->forward(be, a.h, a.y, step, kv_layer, ws);
+    be.add_inplace(a.x, a.y, num_tokens * hidden);
+    be.rmsnorm(a.x, layer.ffn_norm.data(), a.h, num_tokens, hidden, config_.rms_norm_eps);
+    layer.ffn->forward(be, a.h, a.y, num_tokens, ws);
+    be.add_inplace(a.x, a.y, num_tokens * hidden);
   }
 
   // Only the requested rows go through the final norm and the (large) output head.
-  const int64_t num_logits = int64_t(input.logits_indices.size());
   if (num_logits == 0) return;
-  last_.resize(size_t(num_logits * hidden));  // [num_logits, hidden]
-  for (int64_t i = 0; i < num_logits; ++i) {
-    const int32_t t = input.logits_indices[size_t(i)];
-    std::memcpy(last_.data() + i * hidden, x_.data() + int64_t(t) * hidden, sizeof(float) * size_t(hidden));
-  }
-  kernels::rmsnorm(last_.data(), output_norm_.data(), last_.data(), num_logits, hidden, config_.rms_norm_eps);
-  lm_head_.apply(last_.data(), logits, num_logits, pool_);
+  be.copy_rows(a.x, hidden, input.logits_indices.data(), num_logits, a.last);  // [num_logits, hidden]
+  be.rmsnorm(a.last, output_norm_.data(), a.last, num_logits, hidden, config_.rms_norm_eps);
+  lm_head_.apply(be, a.last, logits, num_logits);
 }
 
 }  // namespace llmesh

@@ -26,10 +26,12 @@ struct DecoderLayer {
 class DecoderModel : public Model {
  public:
   // Loads embeddings, final norm and output head; the architecture adds layers.
-  DecoderModel(const ModelConfig& config, const WeightStore& weights, ThreadPool& pool);
+  DecoderModel(const ModelConfig& config, const WeightStore& weights, std::shared_ptr<kernels::Backend> backend);
 
   const ModelConfig& config() const override { return config_; }
-  void forward(const StepInput& input, KvPool& kv, float* logits) override;
+  std::unique_ptr<Workspace> make_workspace(const StepShape& max_step) const override;
+  void forward(const StepInput& input, KvPool& kv, Workspace& ws, float* logits) const override;
+  kernels::Backend& backend() const { return *backend_; }
 
   // Layer i's attention, with the standard weights and options from the config.
   DecoderLayer make_layer(const WeightStore& weights, int64_t layer, std::unique_ptr<FeedForward> ffn) const;
@@ -37,13 +39,13 @@ class DecoderModel : public Model {
 
  private:
   ModelConfig config_;
-  ThreadPool& pool_;
+  std::shared_ptr<kernels::Backend> backend_;  // every kernel runs here
+  ActivationDims dims_;
   Tensor token_embd_;              // {vocab, hidden}
   std::vector<float> output_norm_;  // [hidden]
   Linear lm_head_;                  // {vocab, hidden}; token_embd when tied
   std::vector<float> inv_freq_;     // [head_dim / 2]
   std::vector<DecoderLayer> layers_;
-  std::vector<float> x_, h_, y_, last_;  // scratch: residual stream, normed input, block output, logit rows
 };
 
 }  // namespace llmesh

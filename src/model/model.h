@@ -5,6 +5,11 @@
 // sequence's block table, so the same call serves `llmesh run`, the
 // continuously batching server, and (later) a pipeline/tensor shard.
 //
+// A Model holds weights and constants only, on the device of its backend
+// (kernels/backend.h); the activations of a step live in a Workspace the
+// caller owns (model/workspace.h). forward is const and reentrant: calls with
+// different workspaces may run at the same time on one model.
+//
 // Extending: an architecture is one file in model/arch/ that builds a Model
 // from ModelFiles, plus a line in model/registry.cpp.
 #pragma once
@@ -15,39 +20,33 @@
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "kernels/backend.h"
 #include "kv/kv_pool.h"
 #include "model/model_config.h"
+#include "model/step_input.h"
+#include "model/workspace.h"
 
 namespace llmesh {
 
 struct ModelFiles;
 
-// What one step computes. Filled by the caller (run loop or scheduler).
-struct StepInput {
-  std::vector<int32_t> token_ids;        // [num_tokens]
-  std::vector<int32_t> positions;        // [num_tokens] position within its sequence
-  std::vector<int32_t> seq_index;        // [num_tokens] index into block_tables
-  std::vector<int64_t> slot_mapping;     // [num_tokens] KV slot = block_id * block_size + offset
-  std::vector<const int32_t*> block_tables;  // [num_sequences] block ids of each sequence
-  std::vector<int32_t> logits_indices;   // token indices whose next-token logits are wanted
-
-  int64_t num_tokens() const { return int64_t(token_ids.size()); }
-  void clear() {
-    token_ids.clear(), positions.clear(), seq_index.clear(), slot_mapping.clear();
-    block_tables.clear(), logits_indices.clear();
-  }
-};
-
 class Model {
  public:
   virtual ~Model() = default;
   virtual const ModelConfig& config() const = 0;
+  // A workspace for this model sized for steps up to `max_step` (it grows if a
+  // bigger step comes). Make one per concurrent forward and keep it across steps.
+  virtual std::unique_ptr<Workspace> make_workspace(const StepShape& max_step) const = 0;
   // Runs the batch, writing K/V of its tokens into `kv` and the logits of
   // input.logits_indices to `logits` ([logits_indices.size(), vocab_size]).
-  virtual void forward(const StepInput& input, KvPool& kv, float* logits) = 0;
+  // `workspace` comes from this model's make_workspace and is used by one call at a time.
+  virtual void forward(const StepInput& input, KvPool& kv, Workspace& workspace, float* logits) const = 0;
 };
 
-// Builds the model for files.config.arch (see model/registry.cpp).
+// Builds the model for files.config.arch (see model/registry.cpp) on `backend`.
+// Error if the backend cannot run one of the weights' dtypes.
+std::unique_ptr<Model> create_model(const ModelFiles& files, std::shared_ptr<kernels::Backend> backend);
+// The same on a CPU backend whose parallel ops run on `pool` (which must outlive the model).
 std::unique_ptr<Model> create_model(const ModelFiles& files, ThreadPool& pool);
 // Architecture names the registry knows.
 std::vector<std::string> registered_architectures();

@@ -4,13 +4,14 @@
 #include <map>
 
 #include "core/error.h"
+#include "kernels/cpu/cpu_backend.h"
 #include "model/arch/architectures.h"
 #include "model/model_files.h"
 
 namespace llmesh {
 
 namespace {
-using Factory = std::function<std::unique_ptr<Model>(const ModelFiles&, ThreadPool&)>;
+using Factory = std::function<std::unique_ptr<Model>(const ModelFiles&, std::shared_ptr<kernels::Backend>)>;
 
 const std::map<std::string, Factory>& registry() {
   static const std::map<std::string, Factory> factories = {
@@ -23,10 +24,23 @@ const std::map<std::string, Factory>& registry() {
 }
 }  // namespace
 
-std::unique_ptr<Model> create_model(const ModelFiles& files, ThreadPool& pool) {
+std::unique_ptr<Model> create_model(const ModelFiles& files, std::shared_ptr<kernels::Backend> backend) {
   auto it = registry().find(files.config.arch);
   if (it == registry().end()) fail("{}: unknown architecture '{}'", files.path, files.config.arch);
-  return it->second(files, pool);
+  // Every matrix is a matmul weight (or the embedding table, which DecoderModel checks): refuse
+  // now what the backend cannot run.
+  for (const std::string& name : files.weights.names()) {
+    const Tensor& t = files.weights.get(name);
+    if (t.num_dims() < 2) continue;  // small vectors are converted to f32 at load
+    check(backend->supports(kernels::Op::Matmul, t.dtype),
+          "{}: tensor {} is {}, which the {} backend cannot multiply", files.path, name, dtype_name(t.dtype),
+          backend->name());
+  }
+  return it->second(files, std::move(backend));
+}
+
+std::unique_ptr<Model> create_model(const ModelFiles& files, ThreadPool& pool) {
+  return create_model(files, std::make_shared<kernels::CpuBackend>(pool));
 }
 
 std::vector<std::string> registered_architectures() {

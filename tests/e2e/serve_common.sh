@@ -30,6 +30,18 @@ if [ ! -f "$TINY_MODEL" ]; then
   exit 0
 fi
 
+# skip_on_scalar_kernels WHY: exit 77 (skip) when the CPU runs the scalar
+# reference kernels (no AVX-512 here): a ~22K-token prefill then takes minutes,
+# past the time budget the test exists to check. `llmesh inspect` says which kernels run.
+skip_on_scalar_kernels() {
+  local kernels
+  kernels=$("$LLMESH" inspect --model "$TINY_MODEL" --json | sed -n 's/.*"cpu_kernels": "\([a-z0-9]*\)".*/\1/p')
+  if [ "$kernels" = ref ]; then
+    echo "SKIP: $1 needs the fast CPU kernels; this CPU runs the scalar reference (no AVX-512)"
+    exit 77
+  fi
+}
+
 start_server() {
   local name=$1
   shift

@@ -3,6 +3,7 @@
 # turn against `llmesh serve` with no bridge: its ~22K-token prompt (24 tools),
 # /v1/messages?beta=true streaming, thinking, max_tokens 32000 (clamped).
 source "$(dirname "$0")/serve_common.sh"
+skip_on_scalar_kernels "Claude Code's ~22K-token first turn within its 150 s timeout"
 CLAUDE="$NODE_MODULES/.bin/claude"
 if [ ! -x "$CLAUDE" ]; then
   echo "SKIP: $CLAUDE missing (run scripts/fetch_assets.sh)"

@@ -3,6 +3,7 @@
 # ~20K-token system + tools, prefix reuse across turns and conversations,
 # count_tokens exactness and concurrency.
 source "$(dirname "$0")/serve_common.sh"
+skip_on_scalar_kernels "two ~21K-token conversations within the test timeout"
 if [ ! -d "$NODE_MODULES/@anthropic-ai/sdk" ] || ! command -v node >/dev/null; then
   echo "SKIP: node or assets/node/node_modules/@anthropic-ai/sdk missing (run scripts/fetch_assets.sh)"
   exit 77

@@ -1,5 +1,6 @@
 // AVX-512 fast paths (kernels/cpu/*_avx512.cpp). Call them only when
-// cpu::has_avx512_kernels() is true; contracts are those of kernels/ops.h.
+// cpu::has_avx512_kernels() is true; contracts are those of kernels::Backend
+// (kernels/backend.h).
 // Each falls back to the reference for shapes it does not handle.
 #pragma once
 

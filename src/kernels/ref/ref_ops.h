@@ -2,7 +2,8 @@
 //
 // They define what every op means; the fast paths in kernels/cpu/ are tested
 // against them, and LLMESH_KERNELS=ref makes the dispatched ops use them.
-// Signatures and contracts are those of kernels/ops.h.
+// Contracts are those of kernels::Backend (kernels/backend.h); the parallel ones take
+// the thread pool the CPU backend runs them on.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +25,14 @@ void softmax_inplace(float* x, int64_t n);
 void add_inplace(float* y, const float* x, int64_t n);
 void rope_inplace(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim,
                   const int32_t* positions, const float* inv_freq, bool interleaved);
+
+// Row moves (gather_rows, copy_rows, scatter_add_rows, fill): the only CPU implementation,
+// memory-bound either way.
+void gather_rows(const Tensor& table, const int32_t* row_ids, int64_t num_rows, float* out);
+void copy_rows(const float* src, int64_t dim, const int32_t* row_ids, int64_t num_rows, float* dst);
+void scatter_add_rows(const float* src, int64_t dim, const int32_t* row_ids, const float* scales,
+                      int64_t num_rows, float* dst);
+void fill(float* x, float value, int64_t n);
 
 void paged_attention(const float* q, float* out, const AttentionBatch& batch, const KvLayerView& kv,
                      int64_t num_heads, float scale, ThreadPool& pool);

@@ -3,12 +3,12 @@
 
 #include <memory>
 
-#include "core/thread_pool.h"
+#include "kernels/backend.h"
 #include "model/model.h"
 
 namespace llmesh {
 
-std::unique_ptr<Model> create_llama_family(const ModelFiles& files, ThreadPool& pool);
-std::unique_ptr<Model> create_qwen3_moe(const ModelFiles& files, ThreadPool& pool);
+std::unique_ptr<Model> create_llama_family(const ModelFiles& files, std::shared_ptr<kernels::Backend> backend);
+std::unique_ptr<Model> create_qwen3_moe(const ModelFiles& files, std::shared_ptr<kernels::Backend> backend);
 
 }  // namespace llmesh

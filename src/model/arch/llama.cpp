@@ -9,9 +9,9 @@
 
 namespace llmesh {
 
-std::unique_ptr<Model> create_llama_family(const ModelFiles& files, ThreadPool& pool) {
+std::unique_ptr<Model> create_llama_family(const ModelFiles& files, std::shared_ptr<kernels::Backend> backend) {
   const ModelConfig& config = files.config;
-  auto model = std::make_unique<DecoderModel>(config, files.weights, pool);
+  auto model = std::make_unique<DecoderModel>(config, files.weights, std::move(backend));
   for (int64_t i = 0; i < config.num_layers; ++i) {
     auto ffn = std::make_unique<DenseFfn>(files.weights, "blk." + std::to_string(i) + ".ffn_{}",
                                           config.hidden_size, config.intermediate_size);

@@ -6,13 +6,13 @@
 
 namespace llmesh {
 
-std::unique_ptr<Model> create_qwen3_moe(const ModelFiles& files, ThreadPool& pool) {
+std::unique_ptr<Model> create_qwen3_moe(const ModelFiles& files, std::shared_ptr<kernels::Backend> backend) {
   const ModelConfig& config = files.config;
   check(config.is_moe() && config.num_experts_per_token > 0 &&
             config.num_experts_per_token <= config.num_experts,
         "qwen3moe needs 0 < experts per token ({}) <= experts ({})", config.num_experts_per_token,
         config.num_experts);
-  auto model = std::make_unique<DecoderModel>(config, files.weights, pool);
+  auto model = std::make_unique<DecoderModel>(config, files.weights, std::move(backend));
   for (int64_t i = 0; i < config.num_layers; ++i) {
     auto ffn = std::make_unique<MoeFfn>(model->config(), files.weights, i);
     model->add_layer(model->make_layer(files.weights, i, std::move(ffn)));

@@ -22,31 +22,32 @@ Attention::Attention(const ModelConfig& config, const WeightStore& weights, int6
   }
 }
 
-void Attention::forward(const float* h, float* out, const AttentionStep& step,
-                        const kernels::KvLayerView& kv, ThreadPool& pool) {
+void Attention::forward(kernels::Backend& backend, const float* h, float* out, const AttentionStep& step,
+                        const kernels::KvLayerView& kv, Workspace& ws) const {
   const int64_t num_tokens = step.batch.num_tokens;
   const int64_t head_dim = config_.head_dim;
   const int64_t num_heads = config_.num_heads, num_kv_heads = config_.num_kv_heads;
-  q_.resize(size_t(num_tokens * num_heads * head_dim));     // [T, num_heads, head_dim]
-  k_.resize(size_t(num_tokens * num_kv_heads * head_dim));  // [T, num_kv_heads, head_dim]
-  v_.resize(k_.size());
-  attn_.resize(q_.size());
+  const Activations& a = ws.act();
+  float* q = a.q;        // [T, num_heads, head_dim]
+  float* k = a.k;        // [T, num_kv_heads, head_dim]
+  float* v = a.v;        // [T, num_kv_heads, head_dim]
+  float* attn = a.attn;  // [T, num_heads, head_dim]
 
-  q_proj_.apply(h, q_.data(), num_tokens, pool);
-  k_proj_.apply(h, k_.data(), num_tokens, pool);
-  v_proj_.apply(h, v_.data(), num_tokens, pool);
+  q_proj_.apply(backend, h, q, num_tokens);
+  k_proj_.apply(backend, h, k, num_tokens);
+  v_proj_.apply(backend, h, v, num_tokens);
   if (!q_norm_.empty()) {
-    kernels::rmsnorm(q_.data(), q_norm_.data(), q_.data(), num_tokens * num_heads, head_dim, config_.rms_norm_eps);
-    kernels::rmsnorm(k_.data(), k_norm_.data(), k_.data(), num_tokens * num_kv_heads, head_dim, config_.rms_norm_eps);
+    backend.rmsnorm(q, q_norm_.data(), q, num_tokens * num_heads, head_dim, config_.rms_norm_eps);
+    backend.rmsnorm(k, k_norm_.data(), k, num_tokens * num_kv_heads, head_dim, config_.rms_norm_eps);
   }
   const bool interleaved = config_.rope_style == RopeStyle::Interleaved;
-  kernels::rope_inplace(q_.data(), num_tokens, num_heads, head_dim, step.batch.positions, inv_freq_.data(), interleaved);
-  kernels::rope_inplace(k_.data(), num_tokens, num_kv_heads, head_dim, step.batch.positions, inv_freq_.data(), interleaved);
+  backend.rope_inplace(q, num_tokens, num_heads, head_dim, step.batch.positions, inv_freq_.data(), interleaved);
+  backend.rope_inplace(k, num_tokens, num_kv_heads, head_dim, step.batch.positions, inv_freq_.data(), interleaved);
 
-  kernels::store_kv(k_.data(), v_.data(), step.slot_mapping, num_tokens, kv);
+  backend.store_kv(k, v, step.slot_mapping, num_tokens, kv);
   const float scale = 1.0f / std::sqrt(float(head_dim));
-  kernels::paged_attention(q_.data(), attn_.data(), step.batch, kv, num_heads, scale, pool);
-  o_proj_.apply(attn_.data(), out, num_tokens, pool);
+  backend.paged_attention(q, attn, step.batch, kv, num_heads, scale);
+  o_proj_.apply(backend, attn, out, num_tokens);
 }
 
 }  // namespace llmesh

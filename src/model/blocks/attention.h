@@ -5,9 +5,10 @@
 
 #include <vector>
 
-#include "kernels/ops.h"
+#include "kernels/backend.h"
 #include "model/blocks/linear.h"
 #include "model/model_config.h"
+#include "model/workspace.h"
 
 namespace llmesh {
 
@@ -26,15 +27,15 @@ class Attention {
 
   // h: [num_tokens, hidden] (already normed); out: [num_tokens, hidden], the
   // attention output after o_proj. Writes this step's K/V into `kv`.
-  void forward(const float* h, float* out, const AttentionStep& step, const kernels::KvLayerView& kv,
-               ThreadPool& pool);
+  // Scratch: ws.act().q, k, v, attn.
+  void forward(kernels::Backend& backend, const float* h, float* out, const AttentionStep& step,
+               const kernels::KvLayerView& kv, Workspace& ws) const;
 
  private:
   const ModelConfig& config_;
   const std::vector<float>& inv_freq_;
   Linear q_proj_, k_proj_, v_proj_, o_proj_;
   std::vector<float> q_norm_, k_norm_;  // [head_dim] or empty
-  std::vector<float> q_, k_, v_, attn_;  // scratch
 };
 
 }  // namespace llmesh

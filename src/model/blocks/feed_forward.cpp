@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include "kernels/ops.h"
 #include "model/weight_store.h"
 
 namespace llmesh {
@@ -19,14 +18,15 @@ DenseFfn::DenseFfn(const WeightStore& weights, const std::string& prefix, int64_
   down_ = Linear::load(weights, fmt::format(fmt::runtime(prefix), "down"), hidden, intermediate);
 }
 
-void DenseFfn::forward(const float* h, float* out, int64_t num_tokens, ThreadPool& pool) {
-  const size_t n = size_t(num_tokens * gate_.out_features());
-  gate_out_.resize(n);
-  up_out_.resize(n);
-  gate_.apply(h, gate_out_.data(), num_tokens, pool);
-  up_.apply(h, up_out_.data(), num_tokens, pool);
-  kernels::silu_mul(gate_out_.data(), up_out_.data(), gate_out_.data(), int64_t(n));
-  down_.apply(gate_out_.data(), out, num_tokens, pool);
+void DenseFfn::forward(kernels::Backend& backend, const float* h, float* out, int64_t num_tokens,
+                       Workspace& ws) const {
+  const int64_t n = num_tokens * gate_.out_features();
+  float* gate = ws.act().ffn_gate;  // [T, intermediate]
+  float* up = ws.act().ffn_up;      // [T, intermediate]
+  gate_.apply(backend, h, gate, num_tokens);
+  up_.apply(backend, h, up, num_tokens);
+  backend.silu_mul(gate, up, gate, n);
+  down_.apply(backend, gate, out, num_tokens);
 }
 
 MoeFfn::MoeFfn(const ModelConfig& config, const WeightStore& weights, int64_t layer) : config_(config) {
@@ -38,49 +38,60 @@ MoeFfn::MoeFfn(const ModelConfig& config, const WeightStore& weights, int64_t la
   }
 }
 
-void MoeFfn::forward(const float* h, float* out, int64_t num_tokens, ThreadPool& pool) {
+void MoeFfn::forward(kernels::Backend& backend, const float* h, float* out, int64_t num_tokens,
+                     Workspace& ws) const {
   const int64_t hidden = config_.hidden_size, num_experts = config_.num_experts;
   const int64_t top_k = config_.num_experts_per_token;
-  router_logits_.resize(size_t(num_tokens * num_experts));  // [T, num_experts]
-  router_.apply(h, router_logits_.data(), num_tokens, pool);
+  const Activations& a = ws.act();
+  float* probs = a.router;  // [T, num_experts]
+  router_.apply(backend, h, probs, num_tokens);
+  backend.softmax_inplace(probs, num_tokens, num_experts);
 
-  // For each expert, the tokens routed to it and their weights.
-  std::vector<std::vector<int64_t>> tokens_of(static_cast<size_t>(num_experts));
-  std::vector<std::vector<float>> weights_of(static_cast<size_t>(num_experts));
-  std::vector<int64_t> order(static_cast<size_t>(num_experts));
+  // Each token's top-k experts and weights, then the same grouped by expert
+  // (a counting sort, so each expert's tokens stay in ascending order).
+  MoeRouting& r = ws.moe();
+  r.order.resize(size_t(num_experts));
+  r.choice.resize(size_t(num_tokens * top_k));
+  r.choice_weight.resize(r.choice.size());
+  r.expert_offsets.assign(size_t(num_experts + 1), 0);
   for (int64_t t = 0; t < num_tokens; ++t) {
-    float* probs = router_logits_.data() + t * num_experts;
-    kernels::softmax_inplace(probs, num_experts);
-    std::iota(order.begin(), order.end(), 0);
+    const float* p = probs + t * num_experts;
+    std::iota(r.order.begin(), r.order.end(), 0);
     // Highest probability first; ties by lower expert id, deterministically.
-    std::partial_sort(order.begin(), order.begin() + top_k, order.end(), [&](int64_t a, int64_t b) {
-      return probs[a] != probs[b] ? probs[a] > probs[b] : a < b;
+    std::partial_sort(r.order.begin(), r.order.begin() + top_k, r.order.end(), [&](int32_t x, int32_t y) {
+      return p[x] != p[y] ? p[x] > p[y] : x < y;
     });
     float sum = 0;
-    for (int64_t i = 0; i < top_k; ++i) sum += probs[order[size_t(i)]];
+    for (int64_t i = 0; i < top_k; ++i) sum += p[r.order[size_t(i)]];
     for (int64_t i = 0; i < top_k; ++i) {
-      const int64_t e = order[size_t(i)];
-      tokens_of[size_t(e)].push_back(t);
-      weights_of[size_t(e)].push_back(config_.norm_topk_prob ? probs[e] / sum : probs[e]);
+      const int32_t e = r.order[size_t(i)];
+      r.choice[size_t(t * top_k + i)] = e;
+      r.choice_weight[size_t(t * top_k + i)] = config_.norm_topk_prob ? p[e] / sum : p[e];
+      ++r.expert_offsets[size_t(e) + 1];
+    }
+  }
+  for (int64_t e = 0; e < num_experts; ++e) r.expert_offsets[size_t(e) + 1] += r.expert_offsets[size_t(e)];
+  r.token_ids.resize(r.choice.size());
+  r.token_weights.resize(r.choice.size());
+  r.order.assign(r.expert_offsets.begin(), r.expert_offsets.end() - 1);  // next free row of each expert
+  for (int64_t t = 0; t < num_tokens; ++t) {
+    for (int64_t i = 0; i < top_k; ++i) {
+      const int32_t e = r.choice[size_t(t * top_k + i)];
+      const int32_t row = r.order[size_t(e)]++;
+      r.token_ids[size_t(row)] = int32_t(t);
+      r.token_weights[size_t(row)] = r.choice_weight[size_t(t * top_k + i)];
     }
   }
 
-  std::memset(out, 0, sizeof(float) * size_t(num_tokens * hidden));
+  backend.fill(out, 0.0f, num_tokens * hidden);
   for (int64_t e = 0; e < num_experts; ++e) {
-    const auto& tokens = tokens_of[size_t(e)];
-    if (tokens.empty()) continue;
-    const int64_t n = int64_t(tokens.size());
-    gathered_.resize(size_t(n * hidden));    // [n, hidden]
-    expert_out_.resize(size_t(n * hidden));  // [n, hidden]
-    for (int64_t i = 0; i < n; ++i)
-      std::memcpy(gathered_.data() + i * hidden, h + tokens[size_t(i)] * hidden, sizeof(float) * size_t(hidden));
-    experts_[size_t(e)]->forward(gathered_.data(), expert_out_.data(), n, pool);
-    for (int64_t i = 0; i < n; ++i) {
-      float* dst = out + tokens[size_t(i)] * hidden;
-      const float* src = expert_out_.data() + i * hidden;
-      const float w = weights_of[size_t(e)][size_t(i)];
-      for (int64_t d = 0; d < hidden; ++d) dst[d] += w * src[d];
-    }
+    const int32_t begin = r.expert_offsets[size_t(e)];
+    const int64_t n = r.expert_offsets[size_t(e) + 1] - begin;
+    if (n == 0) continue;
+    backend.copy_rows(h, hidden, r.token_ids.data() + begin, n, a.expert_in);  // [n, hidden]
+    experts_[size_t(e)]->forward(backend, a.expert_in, a.expert_out, n, ws);   // [n, hidden]
+    backend.scatter_add_rows(a.expert_out, hidden, r.token_ids.data() + begin, r.token_weights.data() + begin, n,
+                             out);
   }
 }
 

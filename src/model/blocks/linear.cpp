@@ -12,11 +12,9 @@ std::vector<float> to_f32_vector(const Tensor& t) {
   return out;
 }
 
-void Linear::apply(const float* x, float* y, int64_t num_tokens, ThreadPool& pool) const {
-  kernels::matmul(weight, x, y, num_tokens, pool);
-  if (bias.empty()) return;
-  const int64_t out = out_features();
-  for (int64_t t = 0; t < num_tokens; ++t) kernels::add_inplace(y + t * out, bias.data(), out);
+void Linear::apply(kernels::Backend& backend, const float* x, float* y, int64_t num_tokens) const {
+  backend.matmul(weight, x, y, num_tokens);
+  if (!bias.empty()) backend.add_bias(y, bias.data(), num_tokens, out_features());
 }
 
 Linear Linear::load(const WeightStore& weights, const std::string& name, int64_t out_features,

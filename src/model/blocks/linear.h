@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/tensor.h"
-#include "core/thread_pool.h"
+#include "kernels/backend.h"
 
 namespace llmesh {
 
@@ -23,7 +23,7 @@ struct Linear {
   int64_t in_features() const { return weight.cols(); }
   int64_t out_features() const { return weight.rows(); }
   // y[t, :] = weight · x[t, :] (+ bias). x: [num_tokens, in], y: [num_tokens, out].
-  void apply(const float* x, float* y, int64_t num_tokens, ThreadPool& pool) const;
+  void apply(kernels::Backend& backend, const float* x, float* y, int64_t num_tokens) const;
 
   // Reads `<name>.weight` and, if present, `<name>.bias`; checks the shape.
   static Linear load(const WeightStore& weights, const std::string& name, int64_t out_features,

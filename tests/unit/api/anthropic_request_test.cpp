@@ -1,14 +1,13 @@
 // Anthropic Messages bodies -> chat-template messages, and the prompts they
 // render to with the real Qwen3 template (tests/golden/templates/qwen3.jinja).
-#include <fstream>
-#include <sstream>
-
 #include <gtest/gtest.h>
 
 #include "api/anthropic_error.h"
 #include "api/anthropic_prompt.h"
 #include "api/anthropic_request.h"
 #include "api/api_error.h"
+
+#include "qwen3_template.h"
 
 namespace llmesh::api {
 namespace {
@@ -30,16 +29,6 @@ ApiError parse_error(const OJson& body, MessagesEndpoint endpoint = MessagesEndp
   }
   ADD_FAILURE() << "expected an ApiError for " << body.dump();
   return ApiError(0, "", "");
-}
-
-const ChatTemplate& qwen3_template() {
-  static const ChatTemplate* chat_template = [] {
-    std::ifstream in(std::string(LLMESH_SOURCE_DIR) + "/tests/golden/templates/qwen3.jinja", std::ios::binary);
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    return new ChatTemplate(buffer.str(), "", "<|im_end|>");
-  }();
-  return *chat_template;
 }
 
 std::string render(const OJson& body, MessagesEndpoint endpoint = MessagesEndpoint::Create) {

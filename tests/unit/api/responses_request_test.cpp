@@ -1,15 +1,14 @@
 // POST /v1/responses bodies -> chat-template messages, tools and controls,
 // and the prompts a Codex-shaped history renders to with the real Qwen3
 // template (tests/golden/templates/qwen3.jinja).
-#include <fstream>
-#include <sstream>
-
 #include <gtest/gtest.h>
 
 #include "api/api_error.h"
 #include "api/responses_items.h"
 #include "api/responses_request.h"
 #include "text/chat_template.h"
+
+#include "qwen3_template.h"
 
 namespace llmesh::api {
 namespace {
@@ -240,16 +239,6 @@ TEST(ResponsesRequest, PreviousResponseIdPrependsTheStoredConversation) {
 }
 
 // --- The rendered prompt of a Codex-like session stays an exact prefix of the next turn's.
-
-const ChatTemplate& qwen3_template() {
-  static const ChatTemplate* chat_template = [] {
-    std::ifstream in(std::string(LLMESH_SOURCE_DIR) + "/tests/golden/templates/qwen3.jinja", std::ios::binary);
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    return new ChatTemplate(buffer.str(), "", "<|im_end|>");
-  }();
-  return *chat_template;
-}
 
 std::string render(const json& body) {
   const auto r = parse_responses_request(body);

@@ -18,7 +18,8 @@ class FakeModel : public Model {
  public:
   explicit FakeModel(ModelConfig config) : config_(std::move(config)) {}
   const ModelConfig& config() const override { return config_; }
-  void forward(const StepInput& input, KvPool&, float* logits) override {
+  std::unique_ptr<Workspace> make_workspace(const StepShape&) const override { return std::make_unique<Workspace>(); }
+  void forward(const StepInput& input, KvPool&, Workspace&, float* logits) const override {
     ++num_forwards;
     for (size_t row = 0; row < input.logits_indices.size(); ++row) {
       float* l = logits + row * size_t(kVocab);
@@ -27,7 +28,7 @@ class FakeModel : public Model {
       l[kEos] = eos_logit;
     }
   }
-  int num_forwards = 0;
+  mutable int num_forwards = 0;
   float eos_logit = 5.0f;
 
  private:
@@ -63,18 +64,18 @@ class ScriptedConstraint : public TokenConstraint {
 
 struct Harness {
   Harness() {
-    model.files.config.vocab_size = kVocab;
-    model.files.config.num_layers = 1;
-    model.files.config.num_kv_heads = 1;
-    model.files.config.head_dim = 4;
-    model.files.config.max_position = 256;
-    auto fake = std::make_unique<FakeModel>(model.files.config);
-    fake_model = fake.get();
-    model.model = std::move(fake);
-    model.eos_token_ids = {kEos};
+    ModelConfig config;
+    config.vocab_size = kVocab;
+    config.num_layers = 1;
+    config.num_kv_heads = 1;
+    config.head_dim = 4;
+    config.max_position = 256;
+    model = std::make_unique<FakeModel>(config);
+    fake_model = model.get();
     EngineOptions options;
     options.block_size = 4;
-    engine = std::make_unique<Engine>(model, options);
+    options.eos_token_ids = {kEos};
+    engine = std::make_unique<Engine>(make_local_executor(*model), options);
   }
 
   std::vector<TokenEvent> run(Request r) {
@@ -87,7 +88,7 @@ struct Harness {
     return events;
   }
 
-  LoadedModel model;
+  std::unique_ptr<FakeModel> model;
   FakeModel* fake_model = nullptr;
   std::unique_ptr<Engine> engine;
 };

@@ -31,17 +31,16 @@ void fake_step(Scheduler& s, const std::vector<ScheduledSequence>& batch) {
     if (b.sequence->num_computed_tokens == b.sequence->num_tokens()) b.sequence->tokens.push_back(999);
 }
 
-SchedulerOptions opts(int64_t blocks, int64_t budget, int64_t max_running = 8) {
-  SchedulerOptions o;
-  o.block_size = 4;
-  o.num_blocks = blocks;
-  o.max_batched_tokens = budget;
-  o.max_running_requests = max_running;
-  return o;
-}
+// A scheduler over its own KV cache manager (blocks of 4 tokens).
+struct TestScheduler : KvCacheManager, Scheduler {
+  TestScheduler(int64_t blocks, int64_t budget, int64_t max_running = 8)
+      : KvCacheManager(KvCacheConfig{blocks, 4, true, 0}),
+        Scheduler(SchedulerOptions{max_running, budget}, *static_cast<KvCacheManager*>(this)) {}
+  const KvCacheManager& block_pool() const { return *this; }
+};
 
 TEST(Scheduler, ChunkedPrefillThenDecode) {
-  Scheduler s(opts(16, 8));
+  TestScheduler s(16, 8);
   s.add(make_seq(range(0, 10), 4, 0));
   auto b1 = s.schedule();
   ASSERT_EQ(b1.size(), 1u);
@@ -56,7 +55,7 @@ TEST(Scheduler, ChunkedPrefillThenDecode) {
 }
 
 TEST(Scheduler, DecodesGoFirstThenPrefillChunksFillTheBudget) {
-  Scheduler s(opts(32, 6));
+  TestScheduler s(32, 6);
   s.add(make_seq(range(0, 3), 8, 0));
   fake_step(s, s.schedule());  // A prefilled, now decoding
   s.add(make_seq(range(100, 12), 8, 1));
@@ -68,7 +67,7 @@ TEST(Scheduler, DecodesGoFirstThenPrefillChunksFillTheBudget) {
 }
 
 TEST(Scheduler, FifoHeadIsNeverSkipped) {
-  Scheduler s(opts(4, 100));  // 16 tokens of KV
+  TestScheduler s(4, 100);  // 16 tokens of KV
   s.add(make_seq(range(0, 12), 1, 0));   // 3 blocks
   s.add(make_seq(range(50, 8), 1, 1));   // 2 blocks: does not fit next to the first
   s.add(make_seq(range(90, 2), 1, 2));   // 1 block: would fit, but must not overtake
@@ -79,7 +78,7 @@ TEST(Scheduler, FifoHeadIsNeverSkipped) {
 }
 
 TEST(Scheduler, RepeatedPrefixHitsTheCache) {
-  Scheduler s(opts(16, 100));
+  TestScheduler s(16, 100);
   s.add(make_seq(range(0, 10), 1, 0));
   auto b = s.schedule();
   Sequence* a = b[0].sequence;
@@ -95,7 +94,7 @@ TEST(Scheduler, RepeatedPrefixHitsTheCache) {
 }
 
 TEST(Scheduler, FullyCachedPromptStillComputesItsLastToken) {
-  Scheduler s(opts(16, 100));
+  TestScheduler s(16, 100);
   s.add(make_seq(range(0, 8), 1, 0));
   auto b = s.schedule();
   fake_step(s, b);
@@ -107,7 +106,7 @@ TEST(Scheduler, FullyCachedPromptStillComputesItsLastToken) {
 }
 
 TEST(Scheduler, PreemptsTheNewestWhenBlocksRunOut) {
-  Scheduler s(opts(4, 100));  // 16 tokens
+  TestScheduler s(4, 100);  // 16 tokens
   s.add(make_seq(range(0, 8), 20, 0));
   s.add(make_seq(range(50, 8), 20, 1));
   auto b = s.schedule();
@@ -123,7 +122,7 @@ TEST(Scheduler, PreemptsTheNewestWhenBlocksRunOut) {
 }
 
 TEST(Scheduler, RunningLimit) {
-  Scheduler s(opts(64, 100, 2));
+  TestScheduler s(64, 100, 2);
   for (int i = 0; i < 3; ++i) s.add(make_seq(range(i * 10, 3), 4, uint64_t(i)));
   EXPECT_EQ(s.schedule().size(), 2u);
   EXPECT_EQ(s.waiting().size(), 1u);

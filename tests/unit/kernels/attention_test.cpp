@@ -7,9 +7,12 @@
 #include <cmath>
 #include <numeric>
 
+#include <functional>
+
 #include <fmt/format.h>
 
 #include "kernels/cpu/avx512_ops.h"
+#include "kernels/cpu/cpu_backend.h"
 #include "kernels/ops.h"
 #include "kernels/ref/ref_ops.h"
 #include "kernel_test_util.h"
@@ -77,7 +80,7 @@ void run_case(const AttentionCase& c) {
     std::vector<int64_t> slots(static_cast<size_t>(len));
     for (int64_t p = 0; p < len; ++p)
       slots[size_t(p)] = int64_t(s.block_table[size_t(p / c.block_size)]) * c.block_size + p % c.block_size;
-    store_kv(s.k.data(), s.v.data(), slots.data(), len, kv);
+    best_cpu_kernels().store_kv(s.k.data(), s.v.data(), slots.data(), len, kv);
     seqs.push_back(std::move(s));
   }
 
@@ -102,10 +105,15 @@ void run_case(const AttentionCase& c) {
                     positions[size_t(t)], c, scale, expected.data() + t * c.num_heads * c.head_dim);
 
   ThreadPool pool(2);
-  using AttentionFn = void (*)(const float*, float*, const AttentionBatch&, const KvLayerView&, int64_t, float,
-                               ThreadPool&);
+  using AttentionFn = std::function<void(const float*, float*, const AttentionBatch&, const KvLayerView&, int64_t,
+                                         float, ThreadPool&)>;
+  CpuBackend cpu(pool);
+  const AttentionFn backend_attention = [&](const float* q, float* out, const AttentionBatch& b,
+                                            const KvLayerView& kv, int64_t heads, float scale, ThreadPool&) {
+    cpu.paged_attention(q, out, b, kv, heads, scale);
+  };
   std::vector<std::pair<const char*, AttentionFn>> impls = {{"ref", ref::paged_attention},
-                                                            {"dispatched", kernels::paged_attention}};
+                                                            {"cpu backend", backend_attention}};
   if (cpu::has_avx512_kernels()) impls.push_back({"avx512", avx512::paged_attention});
   for (auto [name, fn] : impls) {
     SCOPED_TRACE(name);
@@ -136,7 +144,8 @@ TEST(StoreKv, WritesSlotsAndSkipsNegative) {
   const float k_new[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
   const float v_new[12] = {-1, -2, -3, -4, -5, -6, -7, -8, -9, -10, -11, -12};
   const int64_t slots[3] = {3, -1, 0};  // block 1 offset 1; padding; block 0 offset 0
-  store_kv(k_new, v_new, slots, 3, kv);
+  ThreadPool pool(1);
+  CpuBackend(pool).store_kv(k_new, v_new, slots, 3, kv);
   const std::vector<float> want_k = {9, 10, 11, 12, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4};
   const std::vector<float> want_v = {-9, -10, -11, -12, 0, 0, 0, 0, 0, 0, 0, 0, -1, -2, -3, -4};
   EXPECT_EQ(k_pool, want_k);

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "kernels/cpu/avx512_ops.h"
+#include "kernels/cpu/cpu_backend.h"
 #include "kernels/ops.h"
 #include "kernels/ref/ref_ops.h"
 #include "kernel_test_util.h"
@@ -42,8 +43,10 @@ TEST(Rmsnorm, InPlace) {
   std::vector<float> x = random_floats(1027, 3);
   const std::vector<float> weight(1027, 1.0f);
   std::vector<float> expected(x.size());
-  kernels::rmsnorm(x.data(), weight.data(), expected.data(), 1, 1027, 1e-5f);
-  kernels::rmsnorm(x.data(), weight.data(), x.data(), 1, 1027, 1e-5f);
+  ThreadPool pool(1);
+  CpuBackend cpu(pool);
+  cpu.rmsnorm(x.data(), weight.data(), expected.data(), 1, 1027, 1e-5f);
+  cpu.rmsnorm(x.data(), weight.data(), x.data(), 1, 1027, 1e-5f);
   EXPECT_EQ(x, expected);
 }
 
@@ -68,7 +71,8 @@ TEST(SiluMul, ExtremeGates) {
   const float gate[4] = {-200.0f, -90.0f, 90.0f, 0.0f};
   const float up[4] = {1.0f, 1.0f, 2.0f, 5.0f};
   float out[4];
-  kernels::silu_mul(gate, up, out, 4);
+  ThreadPool pool(1);
+  CpuBackend(pool).silu_mul(gate, up, out, 4);
   EXPECT_NEAR(out[0], 0.0f, 1e-30f);
   EXPECT_NEAR(out[1], 0.0f, 1e-30f);
   EXPECT_FLOAT_EQ(out[2], 180.0f);
@@ -102,7 +106,8 @@ TEST(Softmax, Avx512MatchesFormulaAndIsStable) {
 
 TEST(Softmax, MinusInfinityGetsZero) {
   float x[5] = {1.0f, -INFINITY, 1.0f, -INFINITY, 1.0f};
-  kernels::softmax_inplace(x, 5);
+  ThreadPool pool(1);
+  CpuBackend(pool).softmax_inplace(x, 1, 5);
   EXPECT_FLOAT_EQ(x[0], 1.0f / 3.0f);
   EXPECT_EQ(x[1], 0.0f);
   EXPECT_EQ(x[3], 0.0f);

@@ -2,10 +2,13 @@
 // over a table of shapes, token counts and every weight dtype.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <fmt/format.h>
 
 #include "core/error.h"
 #include "kernels/cpu/avx512_ops.h"
+#include "kernels/cpu/cpu_backend.h"
 #include "kernels/ops.h"
 #include "kernels/ref/ref_ops.h"
 #include "kernel_test_util.h"
@@ -77,7 +80,7 @@ std::vector<float> round_activations_to_int8_blocks(const std::vector<float>& x)
   return rounded;
 }
 
-using MatmulFn = void (*)(const Tensor&, const float*, float*, int64_t, ThreadPool&);
+using MatmulFn = std::function<void(const Tensor&, const float*, float*, int64_t, ThreadPool&)>;
 
 void check_against_reference(const MatmulCase& c, MatmulFn fast, bool fast_quantizes_x, ThreadPool& pool) {
   SCOPED_TRACE(case_name(c));
@@ -118,9 +121,13 @@ TEST(Matmul, Avx512MatchesReference) {
 
 TEST(Matmul, DispatchedMatchesReference) {
   ThreadPool pool(2);
+  CpuBackend cpu(pool);
+  const MatmulFn backend_matmul = [&](const Tensor& w, const float* x, float* y, int64_t n, ThreadPool&) {
+    cpu.matmul(w, x, y, n);
+  };
   for (const MatmulCase& c : matmul_cases())
     if (c.num_tokens != 17 && c.num_tokens != 64)
-      check_against_reference(c, kernels::matmul,
+      check_against_reference(c, backend_matmul,
                               cpu::has_avx512_kernels() && std::string_view(backend_name()) == "avx512" &&
                                   avx512::matmul_quantizes_activations(c.dtype, c.num_tokens),
                               pool);
@@ -140,7 +147,7 @@ TEST(Matmul, RejectsNon2dWeight) {
   float data[8] = {};
   const Tensor w{"blk.0.bad", DType::F32, {8}, data};
   float x[8] = {}, y[8] = {};
-  EXPECT_THROW(kernels::matmul(w, x, y, 1, pool), Error);
+  EXPECT_THROW(CpuBackend(pool).matmul(w, x, y, 1), Error);
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "kernels/ops.h"
+#include "kernels/cpu/cpu_backend.h"
 #include "kernel_test_util.h"
 
 namespace llmesh::kernels {
@@ -24,7 +24,7 @@ TEST(Rope, MatchesDirectFormulaBothLayouts) {
   for (bool interleaved : {false, true}) {
     SCOPED_TRACE(interleaved ? "interleaved" : "neox");
     std::vector<float> actual = x;
-    rope_inplace(actual.data(), num_tokens, num_heads, head_dim, positions, inv_freq.data(), interleaved);
+    best_cpu_kernels().rope_inplace(actual.data(), num_tokens, num_heads, head_dim, positions, inv_freq.data(), interleaved);
     for (int64_t t = 0; t < num_tokens; ++t) {
       for (int64_t h = 0; h < num_heads; ++h) {
         const float* in = x.data() + (t * num_heads + h) * head_dim;
@@ -51,8 +51,8 @@ TEST(Rope, DotProductDependsOnlyOnRelativePosition) {
   const std::vector<float> k0 = testing::random_floats(size_t(head_dim), 13);
   auto rotated_dot = [&](int32_t q_pos, int32_t k_pos, bool interleaved) {
     std::vector<float> q = q0, k = k0;
-    rope_inplace(q.data(), 1, 1, head_dim, &q_pos, inv_freq.data(), interleaved);
-    rope_inplace(k.data(), 1, 1, head_dim, &k_pos, inv_freq.data(), interleaved);
+    best_cpu_kernels().rope_inplace(q.data(), 1, 1, head_dim, &q_pos, inv_freq.data(), interleaved);
+    best_cpu_kernels().rope_inplace(k.data(), 1, 1, head_dim, &k_pos, inv_freq.data(), interleaved);
     double dot = 0.0;
     for (int64_t i = 0; i < head_dim; ++i) dot += double(q[size_t(i)]) * k[size_t(i)];
     return dot;

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -286,9 +288,25 @@ inline std::vector<uint8_t> tensor_bytes(const std::vector<int64_t>& shape, uint
   }
 }
 
+// Random F32 values for a model that must compute something sensible (the forward tests):
+// 1-D tensors (norm weights, biases) 1 + U(-0.2, 0.2); matrices U(-1, 1) / sqrt(columns).
+inline std::vector<uint8_t> random_f32_bytes(const std::vector<int64_t>& shape, uint32_t seed) {
+  std::mt19937 rng(seed);
+  const bool vector = shape.size() == 1;
+  const float scale = vector ? 0.2f : 1.0f / std::sqrt(float(shape.back()));
+  std::uniform_real_distribution<float> dist(-scale, scale);
+  std::vector<uint8_t> bytes(size_t(product(shape)) * 4);
+  for (size_t i = 0; i < bytes.size(); i += 4) {
+    const float v = (vector ? 1.0f : 0.0f) + dist(rng);
+    std::memcpy(bytes.data() + i, &v, 4);
+  }
+  return bytes;
+}
+
 // A complete GGUF writer for the spec, ready to build() (tests may add or change things first).
-// 1-D tensors are F32; matrices use `matrix_type`.
-inline GgufWriter tiny_gguf_writer(const TinySpec& s, uint32_t matrix_type = kGgmlF32) {
+// 1-D tensors are F32; matrices use `matrix_type`. A nonzero `random_seed` gives every tensor
+// random_f32_bytes (matrix_type must then be F32) instead of the recognizable patterns.
+inline GgufWriter tiny_gguf_writer(const TinySpec& s, uint32_t matrix_type = kGgmlF32, uint32_t random_seed = 0) {
   GgufWriter w;
   const std::string a = s.arch + ".";
   w.kv_string("general.architecture", s.arch);
@@ -321,7 +339,9 @@ inline GgufWriter tiny_gguf_writer(const TinySpec& s, uint32_t matrix_type = kGg
   w.kv_string("tokenizer.chat_template", "{{ bos_token }}{% for m in messages %}{{ m.content }}{% endfor %}");
   for (const SpecTensor& t : spec_tensors(s)) {
     const uint32_t type = t.shape.size() == 1 ? kGgmlF32 : matrix_type;
-    w.tensor(t.gguf_name, t.shape, type, tensor_bytes(t.shape, type, t.start));
+    w.tensor(t.gguf_name, t.shape, type,
+             random_seed != 0 && type == kGgmlF32 ? random_f32_bytes(t.shape, random_seed + uint32_t(t.start))
+                                                  : tensor_bytes(t.shape, type, t.start));
   }
   if (s.arch == "llama") w.tensor("rope_freqs.weight", {s.head_dim / 2}, kGgmlF32, f32_pattern(s.head_dim / 2, 1.0f));
   return w;

@@ -1,6 +1,7 @@
 // Everything loaded for one model: its files (config, mapped weights,
 // tokenizer data, template), the tokenizer and chat template built from them,
-// and the forward pass. Owned by the command or server that loaded it.
+// the forward pass and the weights' content identity; and the engine over it.
+// Owned by the command or server that loaded it.
 #pragma once
 
 #include <memory>
@@ -9,6 +10,7 @@
 
 #include "core/mapped_file.h"
 #include "core/thread_pool.h"
+#include "engine/engine.h"
 #include "model/model.h"
 #include "model/model_files.h"
 #include "text/chat_template.h"
@@ -22,6 +24,7 @@ struct LoadedModel {
   std::unique_ptr<ChatTemplate> chat_template;  // null when the model has none
   std::unique_ptr<Model> model;
   std::vector<int32_t> eos_token_ids;            // generation stops at any of these
+  std::string identity;                          // model_identity() of the weights
 
   // Throws Error naming the path and the problem.
   static std::unique_ptr<LoadedModel> load(const std::string& path, ThreadPool& pool,
@@ -34,5 +37,8 @@ struct LoadedModel {
   // Prompt text -> ids, adding BOS when the tokenizer asks for it and the text does not start with it.
   std::vector<int32_t> encode_prompt(const std::string& text) const;
 };
+
+// An engine running `model` in this process; fills options' EOS ids and model identity.
+std::unique_ptr<Engine> make_engine(LoadedModel& model, EngineOptions options);
 
 }  // namespace llmesh

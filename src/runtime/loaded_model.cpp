@@ -1,9 +1,10 @@
-#include "engine/loaded_model.h"
+#include "runtime/loaded_model.h"
 
 #include <algorithm>
 
 #include "core/error.h"
 #include "core/log.h"
+#include "model/model_identity.h"
 
 namespace llmesh {
 
@@ -19,12 +20,19 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const std::string& path, ThreadPo
                                                            loaded->files.bos_token, loaded->files.eos_token);
   }
   loaded->model = create_model(loaded->files, pool);
+  loaded->identity = model_identity(loaded->files.weights);
   loaded->eos_token_ids = loaded->files.generation.eos_token_ids;
   if (int32_t eos = loaded->tokenizer->eos_token_id(); eos >= 0 &&
       std::find(loaded->eos_token_ids.begin(), loaded->eos_token_ids.end(), eos) == loaded->eos_token_ids.end()) {
     loaded->eos_token_ids.push_back(eos);
   }
   return loaded;
+}
+
+std::unique_ptr<Engine> make_engine(LoadedModel& model, EngineOptions options) {
+  options.eos_token_ids = model.eos_token_ids;
+  options.model_identity = model.identity;
+  return std::make_unique<Engine>(make_local_executor(*model.model), options);
 }
 
 std::string LoadedModel::render_chat(const nlohmann::json& messages, const nlohmann::json& tools,

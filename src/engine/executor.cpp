@@ -1,0 +1,44 @@
+#include "engine/executor.h"
+
+#include "core/error.h"
+
+namespace llmesh {
+
+namespace {
+
+class LocalExecutor : public Executor {
+ public:
+  explicit LocalExecutor(Model& model) : model_(model) {}
+
+  const ModelConfig& config() const override { return model_.config(); }
+  std::string kv_dtype() const override { return "f32"; }
+
+  void reserve(const KvCacheShape& kv, const StepShape& max_step) override {
+    kv_ = std::make_unique<KvPool>(kv);
+    workspace_ = model_.make_workspace(max_step);
+  }
+
+  StepOutput& execute(const StepInput& step) override {
+    check(kv_ != nullptr, "executor: reserve() was not called");
+    output_.vocab_size = model_.config().vocab_size;
+    output_.logits.resize(step.logits_indices.size() * size_t(output_.vocab_size));
+    model_.forward(step, *kv_, *workspace_, output_.logits.data());
+    return output_;
+  }
+
+  int64_t bytes_per_block() const override { return kv_->shape().bytes_per_block(); }
+  void read_block(int32_t block_id, std::span<std::byte> out) const override { kv_->read_block(block_id, out); }
+  void write_block(int32_t block_id, std::span<const std::byte> in) override { kv_->write_block(block_id, in); }
+
+ private:
+  Model& model_;
+  std::unique_ptr<KvPool> kv_;
+  std::unique_ptr<Workspace> workspace_;  // the step's activations; grows to the largest step seen
+  StepOutput output_;
+};
+
+}  // namespace
+
+std::unique_ptr<Executor> make_local_executor(Model& model) { return std::make_unique<LocalExecutor>(model); }
+
+}  // namespace llmesh

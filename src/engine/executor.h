@@ -1,0 +1,54 @@
+// The executor seam: where a step runs. The engine loop is
+//   schedule -> build StepInput -> executor.execute(step) -> StepOutput -> sample, update
+// The scheduler and the KV cache manager (engine thread, host memory) decide
+// what runs and which block ids hold what; the executor owns the model, the
+// KV pool those ids index, and the per-step workspace, on its device.
+//
+// LocalExecutor runs the model in this process. A multi-rank executor
+// broadcasts the (plain-data) StepInput to the other ranks and returns rank
+// 0's logits; a GPU executor keeps the pool and workspace in device memory.
+// Sampling stays on the engine side: constraint masks, penalties and stop
+// rules need each request's host state (see docs/engine.md).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kv/kv_pool.h"
+#include "model/model.h"
+
+namespace llmesh {
+
+struct StepOutput {
+  int64_t vocab_size = 0;
+  std::vector<float> logits;  // [step.logits_indices.size(), vocab_size]
+
+  std::span<float> row(int64_t i) { return {logits.data() + i * vocab_size, size_t(vocab_size)}; }
+};
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  virtual const ModelConfig& config() const = 0;
+  // Element type of the cached K/V ("f32"): part of the prefix cache's namespace.
+  virtual std::string kv_dtype() const = 0;
+  // Reserves the KV pool and the workspace for steps up to `max_step`; called
+  // once by the engine before the first step.
+  virtual void reserve(const KvCacheShape& kv, const StepShape& max_step) = 0;
+  // Runs one step: writes the K/V of its tokens into the pool and returns the
+  // logits of step.logits_indices (valid until the next call).
+  virtual StepOutput& execute(const StepInput& step) = 0;
+  // One block's K/V for every layer as one unit of bytes_per_block() bytes
+  // (for lower tiers and transfers); write_block overwrites the block.
+  virtual int64_t bytes_per_block() const = 0;
+  virtual void read_block(int32_t block_id, std::span<std::byte> out) const = 0;
+  virtual void write_block(int32_t block_id, std::span<const std::byte> in) = 0;
+};
+
+// Runs `model` (not owned) in this process, on the CPU.
+std::unique_ptr<Executor> make_local_executor(Model& model);
+
+}  // namespace llmesh

@@ -1,0 +1,82 @@
+// The CPU backend: host memory, and the kernels of kernels/ref/ or kernels/cpu/
+// (AVX-512) picked once per process from the CPU's features.
+//
+//   ThreadPool pool(0);
+//   kernels::CpuBackend cpu(pool);                 // best kernels (LLMESH_KERNELS=ref forces the reference)
+//   cpu.matmul(w, x, y, num_tokens);               // parallel over output rows on `pool`
+//   kernels::CpuBackend ref(pool, kernels::reference_cpu_kernels());  // the scalar reference, e.g. in tests
+//
+// Parallel ops (matmul, paged_attention) run on the backend's thread pool,
+// one at a time: two threads calling ops at once (two micro-batches) take
+// turns op by op; the other ops run on the calling thread.
+#pragma once
+
+#include <mutex>
+
+#include "core/thread_pool.h"
+#include "kernels/backend.h"
+#include "kernels/ref/ref_ops.h"
+
+namespace llmesh::kernels {
+
+// One CPU kernel family: the reference, or the AVX-512 fast paths (which fall
+// back to the reference for shapes they do not handle).
+struct CpuKernels {
+  const char* name;  // "avx512" or "ref"
+  decltype(&ref::matmul) matmul;
+  decltype(&ref::rmsnorm) rmsnorm;
+  decltype(&ref::silu_mul) silu_mul;
+  decltype(&ref::softmax_inplace) softmax_inplace;  // one row
+  decltype(&ref::add_inplace) add_inplace;
+  decltype(&ref::rope_inplace) rope_inplace;
+  decltype(&ref::paged_attention) paged_attention;
+  decltype(&ref::store_kv) store_kv;
+};
+
+// AVX-512 when the CPU has it (cpu::has_avx512_kernels) and LLMESH_KERNELS is not "ref"; chosen once.
+const CpuKernels& best_cpu_kernels();
+const CpuKernels& reference_cpu_kernels();
+
+class CpuBackend final : public Backend {
+ public:
+  // `pool` must outlive the backend.
+  explicit CpuBackend(ThreadPool& pool, const CpuKernels& kernels = best_cpu_kernels());
+
+  const char* name() const override { return name_; }
+  Device device() const override { return Device::Cpu; }
+  // Matmul and GatherRows: every DType (each has a dequantizer); the other ops: F32.
+  bool supports(Op op, DType dtype) const override;
+  Buffer allocate(size_t num_bytes) override;
+
+  const CpuKernels& kernels() const { return kernels_; }
+  ThreadPool& pool() const { return pool_; }
+
+  void matmul(const Tensor& w, const float* x, float* y, int64_t num_tokens) override;
+  void gather_rows(const Tensor& table, const int32_t* row_ids, int64_t num_rows, float* out) override;
+  void copy_rows(const float* src, int64_t dim, const int32_t* row_ids, int64_t num_rows, float* dst) override;
+  void scatter_add_rows(const float* src, int64_t dim, const int32_t* row_ids, const float* scales,
+                        int64_t num_rows, float* dst) override;
+  void fill(float* x, float value, int64_t n) override;
+  void rmsnorm(const float* x, const float* weight, float* y, int64_t num_rows, int64_t dim, float eps) override;
+  void silu_mul(const float* gate, const float* up, float* out, int64_t n) override;
+  void softmax_inplace(float* x, int64_t num_rows, int64_t dim) override;
+  void add_inplace(float* y, const float* x, int64_t n) override;
+  void add_bias(float* y, const float* bias, int64_t num_rows, int64_t dim) override;
+  void rope_inplace(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, const int32_t* positions,
+                    const float* inv_freq, bool interleaved) override;
+  void paged_attention(const float* q, float* out, const AttentionBatch& batch, const KvLayerView& kv,
+                       int64_t num_heads, float scale) override;
+  void store_kv(const float* k_new, const float* v_new, const int64_t* slot_mapping, int64_t num_tokens,
+                const KvLayerView& kv) override;
+
+ protected:
+  void deallocate(void* data, size_t num_bytes) noexcept override;
+
+ private:
+  ThreadPool& pool_;
+  const CpuKernels& kernels_;
+  const char* name_;       // "cpu/" + kernels_.name
+  std::mutex pool_mutex_;  // held while an op runs on pool_ (ThreadPool::run is not reentrant)
+};
+
+}  // namespace llmesh::kernels

@@ -1,0 +1,86 @@
+#include "kv/kv_cache_manager.h"
+
+#include <xxhash.h>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace llmesh {
+
+BlockHash cache_namespace(std::string_view model_identity, std::string_view architecture, int64_t block_size,
+                          std::string_view kv_dtype) {
+  return hash_namespace(fmt::format("llmesh-kv-v1|{}|{}|{}|{}", model_identity, architecture, block_size, kv_dtype));
+}
+
+KvCacheManager::KvCacheManager(const KvCacheConfig& config)
+    : config_(config), pool_(config.num_blocks, config.block_size) {
+  check(config.block_size > 0, "KV block size must be positive (got {})", config.block_size);
+  pool_.set_uncache_hook([this](const CachedBlockRef& block) { on_uncache(block); });
+}
+
+void KvCacheManager::emit(const KvEvent& event) {
+  for (KvCacheListener* l : listeners_) l->on_event(event);
+}
+
+void KvCacheManager::on_uncache(const CachedBlockRef& block) {
+  if (!flushing_) {
+    ++num_evictions_;
+    for (KvCacheListener* l : listeners_) l->on_evict(block);
+  }
+  emit({KvEventType::BlockRemoved, block.hash, 0, block.block_id});
+}
+
+PrefixMatch KvCacheManager::find_prefix(std::span<const int32_t> tokens, int64_t max_blocks) const {
+  PrefixMatch match;
+  if (!config_.enable_prefix_cache) return match;
+  const int64_t bs = config_.block_size;
+  max_blocks = std::min(max_blocks, int64_t(tokens.size()) / bs);
+  BlockHash parent = config_.cache_namespace;
+  for (int64_t j = 0; j < max_blocks; ++j) {
+    std::span<const int32_t> block_tokens = tokens.subspan(size_t(j * bs), size_t(bs));
+    const BlockHash hash = hash_block(parent, block_tokens);
+    const int32_t block_id = pool_.lookup(hash, block_tokens);
+    if (block_id < 0) break;
+    match.hashes.push_back(hash);
+    match.block_ids.push_back(block_id);
+    parent = hash;
+  }
+  return match;
+}
+
+void KvCacheManager::acquire(const PrefixMatch& match, BlockTable& table) {
+  check(table.num_blocks() == 0, "acquire: the block table already holds {} blocks", table.num_blocks());
+  for (size_t j = 0; j < match.block_ids.size(); ++j) {
+    pool_.share(match.block_ids[j]);
+    table.append_cached(match.block_ids[j], match.hashes[j]);
+  }
+}
+
+bool KvCacheManager::reserve(BlockTable& table, int64_t num_tokens) { return table.reserve(pool_, num_tokens); }
+
+void KvCacheManager::cache_full_blocks(BlockTable& table, std::span<const int32_t> tokens, int64_t num_computed) {
+  if (!config_.enable_prefix_cache) return;
+  const int64_t bs = config_.block_size;
+  const int64_t num_full = std::min(num_computed / bs, table.num_blocks());
+  while (int64_t(table.hashes().size()) < num_full) {
+    const size_t j = table.hashes().size();
+    const BlockHash parent = j == 0 ? config_.cache_namespace : table.hashes().back();
+    std::span<const int32_t> block_tokens = tokens.subspan(j * size_t(bs), size_t(bs));
+    const BlockHash hash = hash_block(parent, block_tokens);
+    const int32_t block_id = table.block_ids()[j];
+    if (pool_.cache(block_id, hash, block_tokens)) emit({KvEventType::BlockStored, hash, parent, block_id});
+    table.add_hash(hash);
+  }
+}
+
+void KvCacheManager::release(BlockTable& table) { table.release_all(pool_); }
+
+int64_t KvCacheManager::flush() {
+  flushing_ = true;
+  const int64_t dropped = pool_.flush();
+  flushing_ = false;
+  return dropped;
+}
+
+}  // namespace llmesh

@@ -1,0 +1,117 @@
+// The owner of the paged KV cache's bookkeeping: block hashing, prefix
+// lookup, allocation, reference counts and eviction. The scheduler asks it
+// for blocks and never hashes; the K/V bytes themselves live with the
+// executor (KvPool), addressed by the same block ids.
+//
+//   PrefixMatch m = kv.find_prefix(tokens, max_blocks);   // admission: how much is cached
+//   kv.acquire(m, table);                                 // share those blocks
+//   kv.reserve(table, num_tokens);                        // fresh blocks (may evict)
+//   ... the step computes K/V ...
+//   kv.cache_full_blocks(table, tokens, num_computed);    // newly full blocks become hits
+//   kv.release(table);                                    // finish or preemption
+//
+// Listeners see every eviction before the block's memory is reused (a lower
+// tier can copy it out instead of losing it) and every change of the cache's
+// content as events (a router or console can mirror what is cached).
+//
+// Keys: a block's key chains its parent's key with its tokens, seeded with
+// the namespace (see cache_namespace()), so one key names a whole prefix of
+// one model's K/V layout.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "kv/block_pool.h"
+
+namespace llmesh {
+
+// The seed of every chain: what the cached K/V depend on besides the tokens.
+// `model_identity` is the weights' content identity (never the file path),
+// `kv_dtype` the cache's element type, so a changed file, another block size
+// or another KV dtype can never reuse stale K/V.
+BlockHash cache_namespace(std::string_view model_identity, std::string_view architecture, int64_t block_size,
+                          std::string_view kv_dtype);
+
+struct KvCacheConfig {
+  int64_t num_blocks = 0;
+  int64_t block_size = 16;
+  bool enable_prefix_cache = true;
+  BlockHash cache_namespace = 0;
+};
+
+// The cached run at the start of a token sequence. Every matched block is
+// resident in the pool today; with lower tiers, `hashes` will extend past
+// `block_ids` (blocks that can be loaded rather than recomputed).
+struct PrefixMatch {
+  std::vector<BlockHash> hashes;   // keys of the matched full blocks, in order
+  std::vector<int32_t> block_ids;  // the pool block of each resident one, in order
+
+  int64_t num_blocks() const { return int64_t(hashes.size()); }
+};
+
+enum class KvEventType { BlockStored, BlockRemoved };
+
+// A change of what the cache holds (vLLM-style KV events).
+struct KvEvent {
+  KvEventType type;
+  BlockHash hash = 0;
+  BlockHash parent_hash = 0;  // BlockStored: the key of the block before it (the namespace for the first)
+  int32_t block_id = -1;
+};
+
+class KvCacheListener {
+ public:
+  virtual ~KvCacheListener() = default;
+  // A cached block is being evicted to make room: its K/V at `block.block_id`
+  // are intact until this returns (copy them out to keep them).
+  virtual void on_evict(const CachedBlockRef& block) { (void)block; }
+  virtual void on_event(const KvEvent& event) { (void)event; }
+};
+
+class KvCacheManager {
+ public:
+  explicit KvCacheManager(const KvCacheConfig& config);
+  KvCacheManager(const KvCacheManager&) = delete;
+  KvCacheManager& operator=(const KvCacheManager&) = delete;
+
+  // Not owned; called on the thread that calls the manager (the engine loop).
+  void add_listener(KvCacheListener* listener) { listeners_.push_back(listener); }
+
+  // The longest run of cached full blocks at the start of `tokens`, at most `max_blocks` long.
+  PrefixMatch find_prefix(std::span<const int32_t> tokens, int64_t max_blocks) const;
+  // Holds the matched blocks and appends them (and their keys) to an empty `table`.
+  void acquire(const PrefixMatch& match, BlockTable& table);
+  // Grows `table` so positions [0, num_tokens) have blocks, evicting cached
+  // blocks as needed. False, with the table unchanged, when the pool is short.
+  bool reserve(BlockTable& table, int64_t num_tokens);
+  // Registers the table's full blocks among the first `num_computed` tokens of
+  // `tokens` (a no-op for those already registered, or with the cache off).
+  void cache_full_blocks(BlockTable& table, std::span<const int32_t> tokens, int64_t num_computed);
+  // Returns every block of `table` (full registered ones stay cached).
+  void release(BlockTable& table);
+  // Forgets every cached block nobody holds; returns how many.
+  int64_t flush();
+
+  const KvCacheConfig& config() const { return config_; }
+  int64_t block_size() const { return config_.block_size; }
+  int64_t num_blocks() const { return pool_.num_blocks(); }
+  int64_t num_free_blocks() const { return pool_.num_free_blocks(); }
+  int64_t num_cached_blocks() const { return pool_.num_cached_blocks(); }
+  int64_t num_evictions() const { return num_evictions_; }
+  const BlockPool& pool() const { return pool_; }
+
+ private:
+  void on_uncache(const CachedBlockRef& block);
+  void emit(const KvEvent& event);
+
+  KvCacheConfig config_;
+  BlockPool pool_;
+  std::vector<KvCacheListener*> listeners_;
+  bool flushing_ = false;
+  int64_t num_evictions_ = 0;
+};
+
+}  // namespace llmesh

@@ -1,0 +1,44 @@
+#include "model/model_identity.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "model/weight_store.h"
+
+namespace llmesh {
+
+namespace {
+
+constexpr size_t kWholeTensorBytes = 64 << 10;
+constexpr size_t kWindowBytes = 4 << 10;
+constexpr size_t kNumWindows = 16;
+
+}  // namespace
+
+std::string model_identity(const WeightStore& weights) {
+  XXH3_state_t* state = XXH3_createState();
+  XXH3_64bits_reset(state);
+  for (const Tensor& t : weights.file_tensors()) {
+    const std::string header = fmt::format("{}|{}|{}|", t.name, dtype_name(t.dtype), t.shape_string());
+    XXH3_64bits_update(state, header.data(), header.size());
+    const auto* bytes = static_cast<const uint8_t*>(t.data);
+    const size_t size = t.num_bytes();
+    if (bytes == nullptr || size == 0) continue;
+    if (size <= kWholeTensorBytes) {
+      XXH3_64bits_update(state, bytes, size);
+      continue;
+    }
+    for (size_t w = 0; w < kNumWindows; ++w) {  // first and last windows included
+      const size_t begin = (size - kWindowBytes) * w / (kNumWindows - 1);
+      XXH3_64bits_update(state, bytes + begin, kWindowBytes);
+    }
+  }
+  const uint64_t digest = XXH3_64bits_digest(state);
+  XXH3_freeState(state);
+  return fmt::format("{:016x}", digest);
+}
+
+}  // namespace llmesh

@@ -1,0 +1,19 @@
+// The content identity of a model's weights: what its cached K/V depend on.
+//
+// A 64-bit XXH3 digest (16 hex digits) of the tensor index (names, dtypes,
+// shapes, in file order) and a sample of the bytes of every tensor (all of a
+// tensor up to 64 KiB; 16 evenly spaced 4 KiB windows of a larger one). A
+// file replaced in place gets a new identity; the same file under another
+// path (or on another host, which a router can predict) keeps it. Cost: at
+// most ~64 KiB read per tensor, computed once at load.
+#pragma once
+
+#include <string>
+
+namespace llmesh {
+
+class WeightStore;
+
+std::string model_identity(const WeightStore& weights);
+
+}  // namespace llmesh

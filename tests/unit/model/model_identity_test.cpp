@@ -1,0 +1,38 @@
+// The weights' content identity (the prefix cache's namespace): the same
+// bytes under another path keep it; a changed tensor byte or shape changes it.
+#include "model/model_identity.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "format_writers.h"
+#include "model/model_files.h"
+
+namespace llmesh {
+namespace {
+
+std::string identity_of(const std::filesystem::path& path) { return model_identity(open_model(path.string()).weights); }
+
+TEST(ModelIdentity, FollowsContentNotPath) {
+  const auto dir = test::fresh_dir("model_identity");
+  const auto bytes = test::tiny_gguf_writer(test::TinySpec{}).build();
+  test::write_file(dir / "a.gguf", bytes);
+  test::write_file(dir / "b.gguf", bytes);
+  const std::string a = identity_of(dir / "a.gguf");
+  EXPECT_EQ(a.size(), 16u);
+  EXPECT_EQ(a, identity_of(dir / "b.gguf"));
+
+  auto changed = bytes;
+  changed[changed.size() - 3] ^= 0x01;  // a weight byte of the last tensor
+  test::write_file(dir / "a.gguf", changed);  // replaced in place: same path, new content
+  EXPECT_NE(a, identity_of(dir / "a.gguf"));
+
+  test::TinySpec wider;
+  wider.ffn = 192;
+  test::write_file(dir / "c.gguf", test::tiny_gguf_writer(wider).build());
+  EXPECT_NE(a, identity_of(dir / "c.gguf"));
+}
+
+}  // namespace
+}  // namespace llmesh
