@@ -6,17 +6,15 @@
 
 #include <vector>
 
+#include "kv_test_util.h"
+
 #include "core/error.h"
 #include "kv/kv_pool.h"
 
 namespace llmesh {
 namespace {
 
-std::vector<int32_t> toks(int32_t start, int n) {
-  std::vector<int32_t> t;
-  for (int i = 0; i < n; ++i) t.push_back(start + i);
-  return t;
-}
+using testing::toks;
 
 TEST(BlockPool, AllocatesInOrderAndReusesOldestFreed) {
   BlockPool p(4, 2);

@@ -8,6 +8,8 @@
 #include <random>
 #include <vector>
 
+#include "kv_test_util.h"
+
 #include "core/error.h"
 #include "core/thread_pool.h"
 #include "kernels/cpu/cpu_backend.h"
@@ -16,11 +18,7 @@
 namespace llmesh {
 namespace {
 
-std::vector<int32_t> toks(int32_t start, int n) {
-  std::vector<int32_t> t;
-  for (int i = 0; i < n; ++i) t.push_back(start + i);
-  return t;
-}
+using testing::toks;
 
 struct Recorder : KvCacheListener {
   void on_evict(const CachedBlockRef& b) override {
