@@ -93,6 +93,9 @@ std::string ServerMetrics::render(const EngineStats& s, const std::string& model
         "counter");
   gauge(out, "llmesh:num_preemptions_total", "Requests preempted (recomputed later).", labels,
         double(s.num_preemptions), "counter");
+  gauge(out, "llmesh:kv_cache_evicted_blocks_total",
+        "Cached KV blocks evicted to make room (the cache-avalanche indicator).", labels,
+        double(s.num_evicted_blocks), "counter");
   {
     std::lock_guard<std::mutex> lock(mu_);
     out += "# HELP llmesh:request_success_total Requests finished, by outcome.\n"
