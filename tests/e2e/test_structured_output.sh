@@ -73,7 +73,7 @@ curl -sN "$U/v1/chat/completions" "${H[@]}" -d "{\"messages\":$MSG,\"max_tokens\
   >"$E2E_TMP/stream.txt"
 STREAMED=$(/usr/bin/python3 - "$E2E_TMP/stream.txt" <<'PY'
 import json, sys
-lines = [l for l in open(sys.argv[1]).read().split("\n\n") if l.strip()]
+lines = [l for l in open(sys.argv[1]).read().split("\n\n") if l.startswith("data: ")]  # SSE comments (keep-alives) are not events
 assert lines[-1] == "data: [DONE]", lines[-1]
 events = [json.loads(l[6:]) for l in lines[:-1]]
 print("".join(e["choices"][0]["delta"].get("content") or "" for e in events if e["choices"]))
@@ -106,7 +106,7 @@ for stream in false true; do
   else
     /usr/bin/python3 - "$E2E_TMP/body" "$SEARCH" <<'PY' || fail "named, streamed: $(head -c 600 "$E2E_TMP/body")"
 import json, sys
-lines = [l for l in open(sys.argv[1]).read().split("\n\n") if l.strip()]
+lines = [l for l in open(sys.argv[1]).read().split("\n\n") if l.startswith("data: ")]  # SSE comments (keep-alives) are not events
 events = [json.loads(l[6:]) for l in lines[:-1]]
 calls = [c for e in events if e["choices"] for c in e["choices"][0]["delta"].get("tool_calls") or []]
 assert calls and calls[0]["function"]["name"] == "search", calls
