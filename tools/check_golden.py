@@ -10,6 +10,10 @@ and checks: (1) last-prompt-position logits within the dtype's tolerance and
 the same top-1; (2) the greedy continuation (all 32 tokens for f32 files, the
 first 8 for others; a divergence at a reference near-tie is reported, not
 failed); (3) GGUF-f32 and safetensors-f32 logits agree within 1e-5.
+Weight variants run with an f32 KV cache (--kv-cache-dtype f32), so their
+budgets are the weights' and kernels' own; the f32 GGUF then runs once more per
+KV cache dtype (f16 the default, bf16, q8_0 where head_dim allows), against the
+"kv-*" budgets.
 Exit status: 0 all pass, 1 any failure, 77 when llmesh has no `run` command yet.
 """
 import argparse
@@ -25,8 +29,8 @@ import numpy as np
 TOOLS_DIR = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, TOOLS_DIR)
 import gen_models  # noqa: E402
-from golden_tolerances import (LOGIT_TOLERANCE, MIN_GREEDY_MATCH_OTHER, NEAR_TIE,  # noqa: E402
-                               ROUTER_NEAR_TIE, SAME_WEIGHTS_TOLERANCE)
+from golden_tolerances import (KV_DTYPE_BLOCK, KV_DTYPES, LOGIT_TOLERANCE, MIN_GREEDY_MATCH_OTHER,  # noqa: E402
+                               NEAR_TIE, ROUTER_NEAR_TIE, SAME_WEIGHTS_TOLERANCE)
 from reference import model_spec  # noqa: E402
 
 SKIP_EXIT_CODE = 77
@@ -67,9 +71,10 @@ def parse_json_output(stdout):
         raise
 
 
-def run_llmesh(llmesh, model_path, prompt_ids, num_tokens, logits_path):
+def run_llmesh(llmesh, model_path, prompt_ids, num_tokens, logits_path, kv_dtype="f32"):
     command = [llmesh, "run", "--model", model_path, "--prompt-ids", ",".join(map(str, prompt_ids)),
-               "--max-tokens", str(num_tokens), "--temperature", "0", "--json", "--dump-logits", logits_path]
+               "--max-tokens", str(num_tokens), "--temperature", "0", "--json", "--dump-logits", logits_path,
+               "--kv-cache-dtype", kv_dtype]
     result = subprocess.run(command, capture_output=True, text=True, timeout=300)
     if result.returncode != 0:
         raise RuntimeError(f"exit {result.returncode}: {' '.join(command)}\n{result.stderr[-2000:]}")
@@ -79,8 +84,9 @@ def run_llmesh(llmesh, model_path, prompt_ids, num_tokens, logits_path):
 
 
 class Case:
-    def __init__(self, model, variant_key, dtype, prompt_index, entry, model_path, ref_logits):
-        self.model, self.variant_key, self.dtype = model, variant_key, dtype
+    def __init__(self, model, variant_key, dtype, prompt_index, entry, model_path, ref_logits, kv_dtype="f32"):
+        """dtype: the tolerance key (the weights' dtype, or "kv-<dtype>" for a KV cache dtype case)."""
+        self.model, self.variant_key, self.dtype, self.kv_dtype = model, variant_key, dtype, kv_dtype
         self.prompt_index, self.entry, self.model_path = prompt_index, entry, model_path
         self.ref_logits = ref_logits
         self.failures, self.notes = [], []
@@ -89,7 +95,8 @@ class Case:
 
     @property
     def label(self):
-        return f"{self.model} {self.variant_key} p{self.prompt_index}"
+        kv = f" kv {self.kv_dtype}" if self.kv_dtype != "f32" else ""
+        return f"{self.model} {self.variant_key}{kv} p{self.prompt_index}"
 
 
 def check_case(case, output, logits):
@@ -168,15 +175,21 @@ def main():
             for index, entry in enumerate(variant["prompts"]):
                 ref_logits = np.fromfile(os.path.join(args.models, entry["last_logits_file"]),
                                          dtype="<f4").astype(np.float64)
-                cases.append(Case(name, variant_key, dtype, index, entry,
-                                  os.path.join(args.models, variant["path"]), ref_logits))
+                path = os.path.join(args.models, variant["path"])
+                cases.append(Case(name, variant_key, dtype, index, entry, path, ref_logits))
+                if variant_key != "f32-gguf":
+                    continue
+                for kv_dtype in KV_DTYPES:
+                    if model_spec.TINY_MODELS[name].head_dim % KV_DTYPE_BLOCK[kv_dtype] == 0:
+                        cases.append(Case(name, variant_key, f"kv-{kv_dtype}", index, entry, path, ref_logits,
+                                          kv_dtype))
 
     with tempfile.TemporaryDirectory() as scratch:
         def run_case(case):
-            logits_path = os.path.join(scratch, f"{case.model}.{case.variant_key}.p{case.prompt_index}.f32")
+            logits_path = os.path.join(scratch, f"{case.model}.{case.variant_key}.{case.kv_dtype}.p{case.prompt_index}.f32")
             try:
                 output, logits = run_llmesh(args.llmesh, case.model_path, case.entry["ids"],
-                                            len(case.entry["greedy_ids"]), logits_path)
+                                            len(case.entry["greedy_ids"]), logits_path, case.kv_dtype)
                 check_case(case, output, logits)
             except Exception as error:  # a crash or bad output is this case's failure
                 case.failures.append(f"run failed: {error}")
@@ -185,9 +198,9 @@ def main():
             list(pool.map(run_case, cases))
 
     # (3) same weights, two containers
-    by_key = {(c.model, c.variant_key, c.prompt_index): c for c in cases}
+    by_key = {(c.model, c.variant_key, c.prompt_index): c for c in cases if c.kv_dtype == "f32"}
     for case in cases:
-        if case.variant_key != "f32-gguf" or case.logits is None:
+        if case.variant_key != "f32-gguf" or case.kv_dtype != "f32" or case.logits is None:
             continue
         other = by_key.get((case.model, "f32-safetensors", case.prompt_index))
         if other is None or other.logits is None or other.logits.shape != case.logits.shape:

@@ -51,7 +51,7 @@ def settings(prompts, num_tokens):
 
 def run(llmesh, model_path, prompts, num_tokens, logits_path, extra):
     command = [llmesh, "run", "--model", model_path, "--max-tokens", str(num_tokens), "--temperature", "0",
-               "--json", "--dump-logits", logits_path, *extra]
+               "--json", "--dump-logits", logits_path, "--kv-cache-dtype", "f32", *extra]
     for p in prompts:
         command += ["--prompt-ids", ",".join(map(str, p))]
     result = subprocess.run(command, capture_output=True, text=True, timeout=300)

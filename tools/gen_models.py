@@ -150,7 +150,7 @@ def generate_tiny(out_dir, spec, with_reference=True):
           flush=True)
 
 
-def generate_preset(out_dir, spec):
+def generate_preset(out_dir, spec, dtype_names):
     """Streams each tensor, generated row chunk by row chunk, into all preset GGUF files at once."""
     _, tokenizer_json, tokenizer_config = model_spec.load_tokenizer_files(spec)
     num_text_tokens = gguf_layout.num_text_tokens(tokenizer_json)
@@ -167,7 +167,7 @@ def generate_preset(out_dir, spec):
     num_params = sum(int(np.prod(t.shape)) for t in plan)
     print(f"{spec.name}: {num_params / 1e6:.0f} M parameters, {len(plan)} tensors", flush=True)
     paths = {dtype_name: os.path.join(out_dir, f"{spec.name}-{dtype_name}.gguf")
-             for dtype_name in model_spec.PRESET_GGUF_DTYPES}
+             for dtype_name in dtype_names}
     write_ggufs(paths, spec, plan, tokenizer_kv, show_progress=True)
     for path in paths.values():
         print(f"  wrote {path} ({os.path.getsize(path) / 2**20:.0f} MiB)", flush=True)
@@ -178,13 +178,19 @@ def main():
     parser.add_argument("--out", required=True, help="output directory")
     parser.add_argument("--only", help="comma-separated tiny model names (default: all)")
     parser.add_argument("--preset", help=f"write a benchmark preset instead: {', '.join(model_spec.PRESETS)}")
+    parser.add_argument("--dtypes", default=",".join(model_spec.PRESET_GGUF_DTYPES),
+                        help="comma-separated GGUF dtypes of a preset (f32 makes the input of llama-quantize)")
     parser.add_argument("--no-reference", action="store_true", help="skip the reference logits")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     if args.preset:
         if args.preset not in model_spec.PRESETS:
             parser.error(f"unknown preset {args.preset!r}; known: {', '.join(model_spec.PRESETS)}")
-        generate_preset(args.out, model_spec.PRESETS[args.preset])
+        dtype_names = args.dtypes.split(",")
+        unknown = [d for d in dtype_names if d not in gguf_writer.GGML_TYPE_BY_NAME]
+        if unknown:
+            parser.error(f"unknown dtype {unknown[0]!r}; known: {', '.join(gguf_writer.GGML_TYPE_BY_NAME)}")
+        generate_preset(args.out, model_spec.PRESETS[args.preset], dtype_names)
         return
     names = args.only.split(",") if args.only else list(model_spec.TINY_MODELS)
     for name in names:

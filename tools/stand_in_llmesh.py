@@ -32,6 +32,7 @@ def main():
     run.add_argument("--temperature", type=float, default=0.0)
     run.add_argument("--json", action="store_true")
     run.add_argument("--dump-logits")
+    run.add_argument("--kv-cache-dtype", default="f32")  # the reference keeps K/V in float64 either way
     args = parser.parse_args()
     if args.temperature != 0:
         parser.error("the stand-in only does greedy decoding")

@@ -48,7 +48,15 @@ void inspect(const InspectOptions& o) {
   }
   int64_t active_params = total_params;
   if (c.is_moe()) active_params -= (c.num_experts - c.num_experts_per_token) * expert_params(c) * c.num_layers;
-  KvCacheShape kv{c.num_layers, c.num_kv_heads, c.head_dim, 16, 0};
+  const KvCacheShape kv{c.num_layers, c.num_kv_heads, c.head_dim, 16, 0};  // the default --kv-cache-dtype
+  nlohmann::json kv_by_dtype = nlohmann::json::object();
+  std::string kv_others;  // "f32 112 KiB, ..." for the text report
+  for (DType d : {DType::F32, DType::F16, DType::BF16, DType::Q8_0}) {
+    if (c.head_dim % dtype_block_size(d) != 0) continue;
+    const KvCacheShape shape{c.num_layers, c.num_kv_heads, c.head_dim, 16, 0, d};
+    kv_by_dtype[std::string(dtype_name(d))] = shape.bytes_per_token();
+    if (d != kv.dtype) kv_others += fmt::format(", {} {}", dtype_name(d), human_bytes(double(shape.bytes_per_token())));
+  }
 
   nlohmann::json dtypes = nlohmann::json::object();
   for (const auto& [name, entry] : by_dtype) dtypes[name] = {{"tensors", entry.first}, {"bytes", entry.second}};
@@ -69,7 +77,9 @@ void inspect(const InspectOptions& o) {
       {"head_dim", c.head_dim},
       {"intermediate_size", c.intermediate_size},
       {"context_length", c.max_position},
+      {"kv_cache_dtype", dtype_name(kv.dtype)},
       {"kv_bytes_per_token", kv.bytes_per_token()},
+      {"kv_bytes_per_token_by_dtype", kv_by_dtype},
       {"rope_theta", c.rope_theta},
       {"rope_scaling", c.rope_scaling.type},
       {"tie_word_embeddings", c.tie_word_embeddings},
@@ -98,8 +108,8 @@ void inspect(const InspectOptions& o) {
              c.vocab_size);
   fmt::print("context       {} tokens (RoPE theta {}{})\n", c.max_position, c.rope_theta,
              c.rope_scaling.type.empty() ? "" : ", " + c.rope_scaling.type + " scaling");
-  fmt::print("KV cache      {} per token (f32), {} at full context\n", human_bytes(double(kv.bytes_per_token())),
-             human_bytes(double(kv.bytes_per_token()) * double(c.max_position)));
+  fmt::print("KV cache      {} per token ({}{}), {} at full context\n", human_bytes(double(kv.bytes_per_token())),
+             dtype_name(kv.dtype), kv_others, human_bytes(double(kv.bytes_per_token()) * double(c.max_position)));
   fmt::print("chat template {}\n", files.chat_template.empty() ? "none" : "yes");
   fmt::print("CPU kernels   {}{}\n", kernels::backend_name(),
              std::string_view(kernels::backend_name()) == "ref" ? " (the scalar reference: no AVX-512 on this CPU, or LLMESH_KERNELS=ref)" : "");

@@ -348,6 +348,7 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--kv-cache-tokens", o->engine.kv_cache_tokens,
                   "KV cache size in tokens (default: what the prompts and --max-tokens need)");
+  add_kv_cache_dtype_option(cmd, &o->engine.kv_dtype);
   cmd->add_flag("--no-prefix-cache", o->no_prefix_cache, "Recompute every prompt instead of reusing cached blocks");
   cmd->callback([o] { run(*o); });
 }

@@ -67,7 +67,8 @@ void run_serve(ServeOptions o) {
     pool = std::make_unique<ThreadPool>(o.threads);
     model = LoadedModel::load(o.model_path, *pool, parse_weight_residency(o.weights));
     const ModelConfig& config = model->config();
-    KvCacheShape shape{config.num_layers, config.num_kv_heads, config.head_dim, o.engine.block_size, 0};
+    const KvCacheShape shape{config.num_layers, config.num_kv_heads, config.head_dim, o.engine.block_size, 0,
+                             o.engine.kv_dtype};
     if (o.engine.kv_cache_tokens <= 0 && o.kv_cache_mem_gib > 0) {
       o.engine.kv_cache_tokens = int64_t(o.kv_cache_mem_gib * double(1ull << 30)) / shape.bytes_per_token();
       check(o.engine.kv_cache_tokens >= o.engine.block_size, "--kv-cache-mem-gib {} holds less than one block",
@@ -79,10 +80,11 @@ void run_serve(ServeOptions o) {
     const int64_t kv_tokens = engine->kv_cache_tokens();
     std::printf("llmesh serve: model %s (%s, %s)\n", o.model_path.c_str(), model->files.format.c_str(),
                 config.arch.c_str());
-    std::printf("  memory plan: weights %.3f GiB; KV cache %lld tokens = %lld blocks of %lld, %.3f GiB (%lld B/token)\n",
+    std::printf("  memory plan: weights %.3f GiB; KV cache %lld tokens = %lld blocks of %lld, %.3f GiB (%s, %lld B/token)\n",
                 gib(double(model->files.weights.file_bytes())), (long long)kv_tokens,
                 (long long)(kv_tokens / o.engine.block_size), (long long)o.engine.block_size,
-                gib(double(kv_tokens) * double(shape.bytes_per_token())), (long long)shape.bytes_per_token());
+                gib(double(kv_tokens) * double(shape.bytes_per_token())),
+                std::string(dtype_name(shape.dtype)).c_str(), (long long)shape.bytes_per_token());
     std::printf("  prefix cache %s; weights identity %s, cache namespace %016llx\n",
                 o.engine.enable_prefix_cache ? "on" : "off", model->identity.c_str(),
                 (unsigned long long)engine->cache_namespace());
@@ -135,6 +137,7 @@ void add_serve_command(CLI::App& app) {
                   "Queued requests beyond which new ones get 429")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--block-size", options->engine.block_size, "Tokens per KV block")->capture_default_str()
       ->check(CLI::PositiveNumber);
+  add_kv_cache_dtype_option(cmd, &options->engine.kv_dtype);
   cmd->add_flag("--no-prefix-cache", options->no_prefix_cache, "Disable automatic prefix caching");
   cmd->add_option("--api-key", options->server.api_key,
                   "Require 'Authorization: Bearer KEY' or 'x-api-key: KEY' (all endpoints but /health)");

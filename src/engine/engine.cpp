@@ -26,7 +26,8 @@ KvCacheConfig kv_cache_config(const Executor& executor, const EngineOptions& opt
   kc.num_blocks = (kv_tokens + options.block_size - 1) / options.block_size;
   kc.enable_prefix_cache = options.enable_prefix_cache;
   // Cached K/V belong to these weights, this block size and KV dtype: nothing else shares them.
-  kc.cache_namespace = cache_namespace(options.model_identity, config.arch, options.block_size, executor.kv_dtype());
+  kc.cache_namespace =
+      cache_namespace(options.model_identity, config.arch, options.block_size, dtype_name(options.kv_dtype));
   return kc;
 }
 
@@ -53,9 +54,9 @@ class Engine::Impl {
         selector_(options.eos_token_ids, context_tokens_) {
     const ModelConfig& config = executor_->config();
     // A step holds at most the token budget, and one logits row per running request.
-    executor_->reserve(
-        KvCacheShape{config.num_layers, config.num_kv_heads, config.head_dim, options.block_size, kv_.num_blocks()},
-        StepShape{options.max_batched_tokens, options.max_running_requests});
+    executor_->reserve(KvCacheShape{config.num_layers, config.num_kv_heads, config.head_dim, options.block_size,
+                                    kv_.num_blocks(), options.kv_dtype},
+                       StepShape{options.max_batched_tokens, options.max_running_requests});
     for (KvCacheListener* l : options.kv_listeners) kv_.add_listener(l);
     publish_stats();
     thread_ = std::thread([this] { loop(); });

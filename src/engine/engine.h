@@ -32,6 +32,7 @@ struct EngineOptions {
   int64_t context_tokens = 0;           // 0: the model's trained context; else at most that
   int64_t kv_cache_tokens = 0;          // 0: the context length
   int64_t block_size = 16;
+  DType kv_dtype = kDefaultKvDtype;     // element type of the cached K/V (--kv-cache-dtype)
   int64_t max_running_requests = 16;
   int64_t max_batched_tokens = 512;     // per-step token budget (decodes + prefill chunks)
   int64_t max_waiting_requests = 256;   // beyond this submit() throws QueueFullError

@@ -1,6 +1,7 @@
 #include "engine/executor.h"
 
 #include "core/error.h"
+#include "kernels/ops.h"
 
 namespace llmesh {
 
@@ -11,9 +12,8 @@ class LocalExecutor : public Executor {
   explicit LocalExecutor(Model& model) : model_(model) {}
 
   const ModelConfig& config() const override { return model_.config(); }
-  std::string kv_dtype() const override { return "f32"; }
-
   void reserve(const KvCacheShape& kv, const StepShape& max_step) override {
+    check(kernels::is_kv_dtype(kv.dtype), "{} is not a KV cache dtype (f32, f16, bf16, q8_0)", dtype_name(kv.dtype));
     kv_ = std::make_unique<KvPool>(kv);
     workspace_ = model_.make_workspace(max_step);
   }

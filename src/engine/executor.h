@@ -33,10 +33,9 @@ class Executor {
  public:
   virtual ~Executor() = default;
   virtual const ModelConfig& config() const = 0;
-  // Element type of the cached K/V ("f32"): part of the prefix cache's namespace.
-  virtual std::string kv_dtype() const = 0;
-  // Reserves the KV pool and the workspace for steps up to `max_step`; called
-  // once by the engine before the first step.
+  // Reserves the KV pool (kv.dtype: its element type) and the workspace for steps
+  // up to `max_step`; called once by the engine before the first step. Error if
+  // the device cannot hold or attend over K/V of that dtype.
   virtual void reserve(const KvCacheShape& kv, const StepShape& max_step) = 0;
   // Runs one step: writes the K/V of its tokens into the pool and returns the
   // logits of step.logits_indices (valid until the next call).

@@ -47,7 +47,7 @@ enum class Op : uint8_t {
   Softmax,         // f32
   Add,             // f32 (add_inplace, add_bias)
   Rope,            // f32
-  PagedAttention,  // dtype: the KV pool's (f32 today)
+  PagedAttention,  // dtype: the KV pool's (f32, f16, bf16, q8_0: kernels::is_kv_dtype)
   StoreKv,         // dtype: the KV pool's
 };
 inline constexpr int kNumOps = int(Op::StoreKv) + 1;

@@ -12,4 +12,8 @@ void dequantize_row(DType dtype, const void* src, float* dst, int64_t n) { ref::
 void quantize_row_q8_0(const float* src, BlockQ8_0* dst, int64_t n) { ref::quantize_row_q8_0(src, dst, n); }
 void quantize_row_q4_0(const float* src, BlockQ4_0* dst, int64_t n) { ref::quantize_row_q4_0(src, dst, n); }
 
+bool is_kv_dtype(DType dtype) {
+  return dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16 || dtype == DType::Q8_0;
+}
+
 }  // namespace llmesh::kernels

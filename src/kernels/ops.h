@@ -34,19 +34,33 @@ void quantize_row_q4_0(const float* src, BlockQ4_0* dst, int64_t n);
 
 // ---- paged attention data ---------------------------------------------------------
 
-// One layer of the KV block pool. K and V are f32 for now; an f16 pool would add
-// a dtype here and a second kernel behind paged_attention/store_kv.
+// One layer of the KV block pool. Each position holds, per kv head, one row of
+// head_dim values in `dtype` (f32, f16, bf16, or q8_0 blocks of 32 along
+// head_dim): store_kv converts from f32 on the way in, attention on the way out.
 struct KvLayerView {
-  float* k = nullptr;  // [num_blocks, block_size, num_kv_heads, head_dim]
-  float* v = nullptr;  // [num_blocks, block_size, num_kv_heads, head_dim]
+  void* k = nullptr;  // [num_blocks, block_size, num_kv_heads] rows of head_dim
+  void* v = nullptr;  // [num_blocks, block_size, num_kv_heads] rows of head_dim
   int64_t block_size = 0;
   int64_t num_kv_heads = 0;
   int64_t head_dim = 0;
+  DType dtype = DType::F32;
 
-  // Floats in one pool slot (one position of one block) and in one block.
-  int64_t slot_stride() const { return num_kv_heads * head_dim; }
-  int64_t block_stride() const { return block_size * slot_stride(); }
+  // Bytes of one head's row, of one pool slot (one position of one block), of one block.
+  size_t row_bytes() const { return dtype_row_bytes(dtype, head_dim); }
+  size_t slot_bytes() const { return size_t(num_kv_heads) * row_bytes(); }
+  size_t block_bytes() const { return size_t(block_size) * slot_bytes(); }
+  // The row of kv head `kv_head` at pool slot `slot` = block * block_size + offset.
+  uint8_t* k_row(int64_t slot, int64_t kv_head) const { return row(k, slot, kv_head); }
+  uint8_t* v_row(int64_t slot, int64_t kv_head) const { return row(v, slot, kv_head); }
+
+ private:
+  uint8_t* row(void* base, int64_t slot, int64_t kv_head) const {
+    return static_cast<uint8_t*>(base) + size_t(slot) * slot_bytes() + size_t(kv_head) * row_bytes();
+  }
 };
+
+// The element types a KV pool can hold (what --kv-cache-dtype accepts).
+bool is_kv_dtype(DType dtype);
 
 // A flattened batch: the tokens of several sequences concatenated.
 struct AttentionBatch {

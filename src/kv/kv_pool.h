@@ -3,7 +3,8 @@
 // A block holds `block_size` consecutive positions of one sequence, for all
 // layers at once, so one block id (and one block table per sequence) serves
 // the whole model. Layout per layer, for K and V alike:
-//   [num_blocks, block_size, num_kv_heads, head_dim] f32
+//   [num_blocks, block_size, num_kv_heads] rows of head_dim values in `dtype`
+// (kernels::KvLayerView; q8_0 rows are blocks of 32 along head_dim).
 // Memory is reserved with an anonymous mapping: pages are committed only when
 // first written, so a large pool costs nothing until it is used.
 #pragma once
@@ -12,7 +13,14 @@
 #include <cstdint>
 #include <span>
 
+#include "core/dtype.h"
+
 namespace llmesh {
+
+// f16 by default: half of f32's memory and bandwidth, and 8x less rounding error than bf16
+// (10 vs 7 mantissa bits; K/V stay far inside f16's range, and store_kv saturates anyway).
+// docs/engine.md "KV cache dtype" has the measurements.
+inline constexpr DType kDefaultKvDtype = DType::F16;
 
 struct KvCacheShape {
   int64_t num_layers = 0;
@@ -20,8 +28,12 @@ struct KvCacheShape {
   int64_t head_dim = 0;
   int64_t block_size = 16;  // tokens per block
   int64_t num_blocks = 0;
+  DType dtype = kDefaultKvDtype;
 
-  int64_t bytes_per_token() const { return num_layers * num_kv_heads * head_dim * 2 * int64_t(sizeof(float)); }
+  // K and V rows of every layer and kv head for one position.
+  int64_t bytes_per_token() const {
+    return num_layers * num_kv_heads * 2 * int64_t(dtype_row_bytes(dtype, head_dim));
+  }
   int64_t bytes_per_block() const { return bytes_per_token() * block_size; }
   int64_t num_tokens() const { return num_blocks * block_size; }
 };
@@ -34,8 +46,9 @@ class KvPool {
   KvPool& operator=(const KvPool&) = delete;
 
   const KvCacheShape& shape() const { return shape_; }
-  float* k(int64_t layer) const { return base_ + layer_floats() * (2 * layer); }
-  float* v(int64_t layer) const { return base_ + layer_floats() * (2 * layer + 1); }
+  // The start of one layer's K (or V) region: what kernels::KvLayerView points at.
+  void* k(int64_t layer) const { return base_ + layer_bytes() * size_t(2 * layer); }
+  void* v(int64_t layer) const { return base_ + layer_bytes() * size_t(2 * layer + 1); }
   size_t num_bytes() const { return num_bytes_; }
 
   // One block's K and V for every layer, as one unit of shape().bytes_per_block()
@@ -45,11 +58,11 @@ class KvPool {
   void write_block(int32_t block_id, std::span<const std::byte> in);
 
  private:
-  int64_t layer_floats() const {
-    return shape_.num_blocks * shape_.block_size * shape_.num_kv_heads * shape_.head_dim;
-  }
+  // One layer's K (or V) of one block, and of the whole pool.
+  size_t block_region_bytes() const { return size_t(shape_.bytes_per_block() / (2 * shape_.num_layers)); }
+  size_t layer_bytes() const { return block_region_bytes() * size_t(shape_.num_blocks); }
   KvCacheShape shape_;
-  float* base_ = nullptr;
+  std::byte* base_ = nullptr;
   size_t num_bytes_ = 0;
 };
 

@@ -76,7 +76,8 @@ void DecoderModel::forward(const StepInput& input, KvPool& kv, Workspace& ws, fl
 
   for (int64_t i = 0; i < int64_t(layers_.size()); ++i) {
     const DecoderLayer& layer = layers_[size_t(i)];
-    kernels::KvLayerView kv_layer{kv.k(i), kv.v(i), shape.block_size, shape.num_kv_heads, shape.head_dim};
+    const kernels::KvLayerView kv_layer{kv.k(i),           kv.v(i),         shape.block_size,
+                                        shape.num_kv_heads, shape.head_dim, shape.dtype};
     be.rmsnorm(a.x, layer.attn_norm.data(), a.h, num_tokens, hidden, config_.rms_norm_eps);
     layer.attention->forward(be, a.h, a.y, step, kv_layer, ws);
     be.add_inplace(a.x, a.y, num_tokens * hidden);

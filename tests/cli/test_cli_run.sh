@@ -52,7 +52,12 @@ per_layer = h * nh * hd + 2 * h * nkv * hd + nh * hd * h + 3 * h * ff + 2 * h + 
 expected = V * h + L * per_layer + h  # tied embeddings
 info = run("inspect", "--model", f"{M}/tiny-qwen3", "--json")
 check(info["parameters"] == expected, f"inspect parameters {info['parameters']} == {expected}")
-check(info["kv_bytes_per_token"] == L * nkv * hd * 2 * 4, "inspect KV bytes per token")
+check(info["kv_cache_dtype"] == "f16" and info["kv_bytes_per_token"] == L * nkv * hd * 2 * 2,
+      "inspect KV bytes per token (default f16)")
+# q8_0: per 32 values a 2-byte scale and 32 int8
+check(info["kv_bytes_per_token_by_dtype"] == {"f32": L * nkv * hd * 2 * 4, "f16": L * nkv * hd * 2 * 2,
+                                              "bf16": L * nkv * hd * 2 * 2, "q8_0": L * nkv * (hd // 32) * 34 * 2},
+      "inspect KV bytes per token of every KV dtype")
 check(info["has_chat_template"] is True and info["context_length"] == cfg["max_position_embeddings"], "inspect context and template")
 
 moe = json.load(open(f"{M}/tiny-qwen3moe/config.json"))

@@ -145,6 +145,15 @@ PRESETS = {
         num_kv_heads=8, head_dim=128, intermediate_size=3072, max_position_embeddings=40960,
         rope_theta=1000000.0, rms_norm_eps=1e-6, tie_word_embeddings=True, qk_norm=True,
         seed=2001, **QWEN_TOKENS),
+    # The reduced Qwen3-MoE shape of the kernel benchmarks (benchmarks/vs_llamacpp.py): 64 experts,
+    # top-8, small expert FFNs, so grouped expert matmuls dominate as in Qwen3-30B-A3B.
+    "qwen3-moe-reduced": ModelSpec(
+        name="qwen3-moe-reduced", hf_architecture="Qwen3MoeForCausalLM", hf_model_type="qwen3_moe",
+        gguf_architecture="qwen3moe", hidden_size=1024, num_layers=12, num_heads=16,
+        num_kv_heads=8, head_dim=128, intermediate_size=3072, max_position_embeddings=40960,
+        rope_theta=1000000.0, rms_norm_eps=1e-6, tie_word_embeddings=False, qk_norm=True,
+        num_experts=64, num_experts_per_tok=8, moe_intermediate_size=512, norm_topk_prob=True,
+        seed=2002, **QWEN_TOKENS),
 }
 PRESET_GGUF_DTYPES = ["bf16", "q8_0", "q4_0"]
 

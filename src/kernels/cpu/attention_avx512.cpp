@@ -6,8 +6,9 @@
 // (causal prefill makes late tokens far more expensive than early ones).
 //
 // Per pool block, the tile:
-//   1. copies the block's K and V rows of its kv head into contiguous scratch
-//      (pool rows are num_kv_heads * head_dim apart, often 4 KiB: L1 set aliasing);
+//   1. copies the block's K and V rows of its kv head into contiguous f32 scratch,
+//      converting from the pool's dtype (pool rows are num_kv_heads * head_dim apart,
+//      often 4 KiB: L1 set aliasing);
 //   2. scores every key against all 16 queries: 16 dot-product vectors, reduced
 //      together by one 16 x 16 transpose, giving scores[key][query lane];
 //   3. runs the online softmax vectorized across the 16 query lanes (running max,
@@ -69,6 +70,31 @@ __attribute__((always_inline)) inline void lane_dots(const float* q_buf, const _
   }
 }
 
+// One K or V row of the pool, in its dtype, as 16 * kNumVecs f32 values in dst.
+template <int kNumVecs>
+__attribute__((always_inline)) inline void load_kv_row(DType dtype, const uint8_t* src, float* dst) {
+  switch (dtype) {
+    case DType::F32:
+#pragma GCC unroll 16
+      for (int v = 0; v < kNumVecs; ++v) _mm512_storeu_ps(dst + 16 * v, _mm512_loadu_ps(src + 64 * v));
+      return;
+    case DType::F16:
+#pragma GCC unroll 16
+      for (int v = 0; v < kNumVecs; ++v)
+        _mm512_storeu_ps(dst + 16 * v, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 32 * v))));
+      return;
+    case DType::BF16:
+#pragma GCC unroll 16
+      for (int v = 0; v < kNumVecs; ++v) {
+        const __m512i wide = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 32 * v)));
+        _mm512_storeu_ps(dst + 16 * v, _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16)));
+      }
+      return;
+    default:  // block-quantized rows (q8_0): the scalar dequantizer, once per row per tile
+      ref::dequantize_row(dtype, src, dst, 16 * kNumVecs);
+  }
+}
+
 template <int kNumVecs>
 void attend_tile(const float* q_all, float* out_all, const AttentionBatch& batch, const KvLayerView& kv,
                  int64_t num_heads, float scale, const Tile& tile, Scratch& s) {
@@ -109,19 +135,12 @@ void attend_tile(const float* q_all, float* out_all, const AttentionBatch& batch
 
   const int32_t* block_table = batch.block_tables[batch.seq_index[tile.token_begin]];
   const int64_t num_keys = int64_t(batch.positions[tile.token_begin + tile.num_tokens - 1]) + 1;
-  const int64_t slot_stride = kv.slot_stride();
   for (int64_t key_begin = 0; key_begin < num_keys; key_begin += kv.block_size) {
     const int64_t n = std::min(kv.block_size, num_keys - key_begin);
-    const int64_t pool_offset =
-        int64_t(block_table[key_begin / kv.block_size]) * kv.block_stride() + tile.kv_head * kHeadDim;
+    const int64_t first_slot = int64_t(block_table[key_begin / kv.block_size]) * kv.block_size;
     for (int64_t j = 0; j < n; ++j) {
-      const float* k_src = kv.k + pool_offset + j * slot_stride;
-      const float* v_src = kv.v + pool_offset + j * slot_stride;
-#pragma GCC unroll 16
-      for (int v = 0; v < kNumVecs; ++v) {
-        _mm512_storeu_ps(k_buf + j * kHeadDim + 16 * v, _mm512_loadu_ps(k_src + 16 * v));
-        _mm512_storeu_ps(v_buf + j * kHeadDim + 16 * v, _mm512_loadu_ps(v_src + 16 * v));
-      }
+      load_kv_row<kNumVecs>(kv.dtype, kv.k_row(first_slot + j, tile.kv_head), k_buf + j * kHeadDim);
+      load_kv_row<kNumVecs>(kv.dtype, kv.v_row(first_slot + j, tile.kv_head), v_buf + j * kHeadDim);
     }
 
     // 2. scores[j][lane] = q[lane] . k[j], masked to -inf past each lane's position.

@@ -53,6 +53,9 @@ bool CpuBackend::supports(Op op, DType dtype) const {
           return true;
       }
       return false;
+    case Op::PagedAttention:
+    case Op::StoreKv:
+      return is_kv_dtype(dtype);
     default:
       return dtype == DType::F32;
   }

@@ -1,5 +1,6 @@
 // Reference paged attention: gathers one (token, head)'s keys position by position
 // through the block table, then a plain two-pass softmax.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -10,10 +11,9 @@
 namespace llmesh::kernels::ref {
 
 namespace {
-// Pool offset (in floats) of position `pos` of one sequence, kv head `kv_head`.
-int64_t slot_offset(const KvLayerView& kv, const int32_t* block_table, int64_t pos, int64_t kv_head) {
-  const int64_t block_id = block_table[pos / kv.block_size];
-  return block_id * kv.block_stride() + (pos % kv.block_size) * kv.slot_stride() + kv_head * kv.head_dim;
+// Pool slot of position `pos` of the sequence whose block table is `block_table`.
+int64_t slot_of(const KvLayerView& kv, const int32_t* block_table, int64_t pos) {
+  return int64_t(block_table[pos / kv.block_size]) * kv.block_size + pos % kv.block_size;
 }
 }  // namespace
 
@@ -25,6 +25,7 @@ void paged_attention(const float* q, float* out, const AttentionBatch& batch, co
   pool.parallel_for(batch.num_tokens * num_heads, 1, [&](int64_t begin, int64_t end) {
     std::vector<double> scores;  // [positions[t] + 1]
     std::vector<double> acc(static_cast<size_t>(head_dim));
+    std::vector<float> row(static_cast<size_t>(head_dim));  // one K or V row in f32
     for (int64_t task = begin; task < end; ++task) {
       const int64_t t = task / num_heads, h = task % num_heads, kv_head = h / group;
       const int32_t* table = batch.block_tables[batch.seq_index[t]];
@@ -33,9 +34,9 @@ void paged_attention(const float* q, float* out, const AttentionBatch& batch, co
       scores.assign(size_t(num_keys), 0.0);
       double max_score = -INFINITY;
       for (int64_t j = 0; j < num_keys; ++j) {
-        const float* k_vec = kv.k + slot_offset(kv, table, j, kv_head);
+        dequantize_row(kv.dtype, kv.k_row(slot_of(kv, table, j), kv_head), row.data(), head_dim);
         double dot = 0.0;
-        for (int64_t d = 0; d < head_dim; ++d) dot += double(q_vec[d]) * double(k_vec[d]);
+        for (int64_t d = 0; d < head_dim; ++d) dot += double(q_vec[d]) * double(row[size_t(d)]);
         scores[size_t(j)] = dot * double(scale);
         max_score = std::max(max_score, scores[size_t(j)]);
       }
@@ -46,8 +47,8 @@ void paged_attention(const float* q, float* out, const AttentionBatch& batch, co
       }
       std::fill(acc.begin(), acc.end(), 0.0);
       for (int64_t j = 0; j < num_keys; ++j) {
-        const float* v_vec = kv.v + slot_offset(kv, table, j, kv_head);
-        for (int64_t d = 0; d < head_dim; ++d) acc[size_t(d)] += scores[size_t(j)] * double(v_vec[d]);
+        dequantize_row(kv.dtype, kv.v_row(slot_of(kv, table, j), kv_head), row.data(), head_dim);
+        for (int64_t d = 0; d < head_dim; ++d) acc[size_t(d)] += scores[size_t(j)] * double(row[size_t(d)]);
       }
       float* out_vec = out + task * head_dim;
       for (int64_t d = 0; d < head_dim; ++d) out_vec[d] = float(acc[size_t(d)] / sum);
@@ -55,14 +56,43 @@ void paged_attention(const float* q, float* out, const AttentionBatch& batch, co
   });
 }
 
+namespace {
+// One f32 row into a KV row of `dtype`. f16 saturates at its largest finite value (65504): a
+// key past it would otherwise become inf and turn every score of its head into NaN.
+void store_row(DType dtype, const float* src, uint8_t* dst, int64_t n) {
+  switch (dtype) {
+    case DType::F32:
+      std::memcpy(dst, src, size_t(n) * sizeof(float));
+      return;
+    case DType::F16: {
+      auto* h = reinterpret_cast<uint16_t*>(dst);
+      for (int64_t i = 0; i < n; ++i) h[i] = f32_to_f16(std::clamp(src[i], -65504.0f, 65504.0f));
+      return;
+    }
+    case DType::BF16: {
+      auto* h = reinterpret_cast<uint16_t*>(dst);
+      for (int64_t i = 0; i < n; ++i) h[i] = f32_to_bf16(src[i]);
+      return;
+    }
+    case DType::Q8_0:
+      quantize_row_q8_0(src, reinterpret_cast<BlockQ8_0*>(dst), n);
+      return;
+    default:
+      fail("store_kv: {} is not a KV cache dtype", dtype_name(dtype));
+  }
+}
+}  // namespace
+
 void store_kv(const float* k_new, const float* v_new, const int64_t* slot_mapping, int64_t num_tokens,
               const KvLayerView& kv) {
-  const int64_t slot_floats = kv.slot_stride();
+  const int64_t row_floats = kv.head_dim, slot_floats = kv.num_kv_heads * kv.head_dim;
   for (int64_t t = 0; t < num_tokens; ++t) {
     const int64_t slot = slot_mapping[t];
     if (slot < 0) continue;
-    std::memcpy(kv.k + slot * slot_floats, k_new + t * slot_floats, size_t(slot_floats) * sizeof(float));
-    std::memcpy(kv.v + slot * slot_floats, v_new + t * slot_floats, size_t(slot_floats) * sizeof(float));
+    for (int64_t h = 0; h < kv.num_kv_heads; ++h) {
+      store_row(kv.dtype, k_new + t * slot_floats + h * row_floats, kv.k_row(slot, h), row_floats);
+      store_row(kv.dtype, v_new + t * slot_floats + h * row_floats, kv.v_row(slot, h), row_floats);
+    }
   }
 }
 

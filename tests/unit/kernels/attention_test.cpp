@@ -56,16 +56,37 @@ void naive_attention(const float* q, const TestSequence& seq, int64_t pos, const
   }
 }
 
-void run_case(const AttentionCase& c) {
-  SCOPED_TRACE(fmt::format("heads={} kv_heads={} head_dim={} block_size={}", c.num_heads, c.num_kv_heads,
-                           c.head_dim, c.block_size));
+// Values the pool holds exactly in `dtype`: each head row rounded through the format, so the
+// naive attention over them is what attention over the pool must give.
+std::vector<float> representable(std::vector<float> x, DType dtype, int64_t head_dim) {
+  if (dtype == DType::F32) return x;
+  std::vector<uint8_t> row(dtype_row_bytes(dtype, head_dim));
+  for (size_t i = 0; i < x.size(); i += size_t(head_dim)) {
+    if (dtype == DType::Q8_0) {
+      quantize_row_q8_0(x.data() + i, reinterpret_cast<BlockQ8_0*>(row.data()), head_dim);
+      dequantize_row(dtype, row.data(), x.data() + i, head_dim);
+    }
+    for (int64_t d = 0; d < head_dim; ++d) {
+      float& v = x[i + size_t(d)];
+      if (dtype == DType::F16) v = f16_to_f32(f32_to_f16(v));
+      if (dtype == DType::BF16) v = bf16_to_f32(f32_to_bf16(v));
+    }
+  }
+  return x;
+}
+
+void run_case(const AttentionCase& c, DType dtype = DType::F32) {
+  SCOPED_TRACE(fmt::format("heads={} kv_heads={} head_dim={} block_size={} kv dtype {}", c.num_heads,
+                           c.num_kv_heads, c.head_dim, c.block_size, dtype_name(dtype)));
   const int64_t lengths[] = {70, 1, 40, 17};
   int64_t num_blocks = 3;  // spare blocks nobody uses: garbage there must not leak in
   for (int64_t len : lengths) num_blocks += (len + c.block_size - 1) / c.block_size;
   const int64_t slot_floats = c.num_kv_heads * c.head_dim;
-  // The pool starts full of NaN: reading any slot that was not written poisons the result.
-  std::vector<float> k_pool(size_t(num_blocks * c.block_size * slot_floats), NAN), v_pool(k_pool.size(), NAN);
-  const KvLayerView kv{k_pool.data(), v_pool.data(), c.block_size, c.num_kv_heads, c.head_dim};
+  // The pool starts as all-ones bytes, NaN in every KV dtype (an f16/bf16 NaN, a NaN q8_0 scale):
+  // reading any slot that was not written poisons the result.
+  const size_t pool_bytes = size_t(num_blocks * c.block_size * c.num_kv_heads) * dtype_row_bytes(dtype, c.head_dim);
+  std::vector<uint8_t> k_pool(pool_bytes, 0xff), v_pool(pool_bytes, 0xff);
+  const KvLayerView kv{k_pool.data(), v_pool.data(), c.block_size, c.num_kv_heads, c.head_dim, dtype};
 
   std::vector<int32_t> block_ids(static_cast<size_t>(num_blocks));
   std::iota(block_ids.begin(), block_ids.end(), 0);
@@ -73,8 +94,11 @@ void run_case(const AttentionCase& c) {
   std::vector<TestSequence> seqs;
   size_t next_block = 0;
   for (int64_t len : lengths) {
-    TestSequence s{len, testing::random_floats(size_t(len * slot_floats), uint32_t(len)),
-                   testing::random_floats(size_t(len * slot_floats), uint32_t(len + 1000)), {}};
+    TestSequence s{len,
+                   representable(testing::random_floats(size_t(len * slot_floats), uint32_t(len)), dtype, c.head_dim),
+                   representable(testing::random_floats(size_t(len * slot_floats), uint32_t(len + 1000)), dtype,
+                                 c.head_dim),
+                   {}};
     for (int64_t b = 0; b < (len + c.block_size - 1) / c.block_size; ++b) s.block_table.push_back(block_ids[next_block++]);
     // Write every position through store_kv, one sequence per call.
     std::vector<int64_t> slots(static_cast<size_t>(len));
@@ -135,6 +159,42 @@ TEST(PagedAttention, MatchesNaiveAttention) {
       {32, 1, 64, 16},   // a group wider than one 16-query tile
   };
   for (const AttentionCase& c : cases) run_case(c);
+}
+
+// The same over f16, bf16 and q8_0 pools: every kernel converts the pool's rows exactly.
+TEST(PagedAttention, ReadsEveryKvDtype) {
+  const AttentionCase cases[] = {{8, 4, 128, 16}, {16, 4, 64, 5}, {4, 2, 96, 16}};
+  for (DType dtype : {DType::F16, DType::BF16, DType::Q8_0})
+    for (const AttentionCase& c : cases) run_case(c, dtype);
+}
+
+TEST(StoreKv, RoundsIntoEveryKvDtype) {
+  const int64_t head_dim = 64, num_kv_heads = 2;
+  std::vector<float> k = testing::random_floats(size_t(num_kv_heads * head_dim), 5, -3.0f, 3.0f);
+  k[3] = 1e6f;  // past f16's range: stored as its largest finite value, not inf
+  std::vector<float> v = testing::random_floats(k.size(), 6);
+  const int64_t slot = 1;
+  ThreadPool pool(1);
+  for (DType dtype : {DType::F32, DType::F16, DType::BF16, DType::Q8_0}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    std::vector<uint8_t> k_pool(2 * num_kv_heads * dtype_row_bytes(dtype, head_dim)), v_pool(k_pool.size());
+    const KvLayerView kv{k_pool.data(), v_pool.data(), 2, num_kv_heads, head_dim, dtype};
+    CpuBackend(pool).store_kv(k.data(), v.data(), &slot, 1, kv);
+    for (int64_t h = 0; h < num_kv_heads; ++h) {
+      std::vector<float> got(static_cast<size_t>(head_dim));
+      dequantize_row(dtype, kv.k_row(slot, h), got.data(), head_dim);
+      for (int64_t d = 0; d < head_dim; ++d) {
+        const float want = k[size_t(h * head_dim + d)];
+        const float expected = dtype == DType::F16 ? f16_to_f32(f32_to_f16(std::min(want, 65504.0f)))
+                               : dtype == DType::BF16 ? bf16_to_f32(f32_to_bf16(want))
+                                                      : want;
+        if (dtype == DType::Q8_0)  // within half a quantization step of its block
+          EXPECT_NEAR(got[size_t(d)], want, (h == 0 && d < 32 ? 1e6f : 3.0f) / 127.0f * 0.5f + 1e-3f);
+        else
+          EXPECT_EQ(got[size_t(d)], expected) << "k[" << h << "][" << d << "]";
+      }
+    }
+  }
 }
 
 TEST(StoreKv, WritesSlotsAndSkipsNegative) {

@@ -20,7 +20,7 @@ using testing::random_floats;
 
 constexpr DType kAllDTypes[] = {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0};
 
-TEST(CpuBackend, SupportsEveryWeightDtypeForMatmulAndF32Elsewhere) {
+TEST(CpuBackend, SupportsEveryWeightDtypeForMatmulKvDtypesForAttentionAndF32Elsewhere) {
   ThreadPool pool(1);
   CpuBackend cpu(pool);
   EXPECT_EQ(cpu.device(), Device::Cpu);
@@ -29,9 +29,13 @@ TEST(CpuBackend, SupportsEveryWeightDtypeForMatmulAndF32Elsewhere) {
     EXPECT_TRUE(cpu.supports(Op::Matmul, dtype));
     EXPECT_TRUE(cpu.supports(Op::GatherRows, dtype));
     for (Op op : {Op::CopyRows, Op::ScatterAddRows, Op::Fill, Op::Rmsnorm, Op::SiluMul, Op::Softmax, Op::Add,
-                  Op::Rope, Op::PagedAttention, Op::StoreKv}) {
+                  Op::Rope}) {
       EXPECT_EQ(cpu.supports(op, dtype), dtype == DType::F32) << op_name(op);
     }
+    // The KV pool's dtypes (--kv-cache-dtype).
+    const bool kv = dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16 || dtype == DType::Q8_0;
+    EXPECT_EQ(cpu.supports(Op::PagedAttention, dtype), kv);
+    EXPECT_EQ(cpu.supports(Op::StoreKv, dtype), kv);
   }
   // The reference backend runs the same set.
   CpuBackend ref(pool, reference_cpu_kernels());

@@ -116,13 +116,22 @@ TEST(BlockTable, ReserveMapsPositionsToSlots) {
 }
 
 TEST(KvPool, LayersDoNotOverlap) {
-  KvCacheShape shape{3, 2, 8, 4, 5};
-  KvPool pool(shape);
-  const int64_t layer_floats = 5 * 4 * 2 * 8;
-  EXPECT_EQ(pool.v(0) - pool.k(0), layer_floats);
-  EXPECT_EQ(pool.k(1) - pool.v(0), layer_floats);
-  pool.v(2)[layer_floats - 1] = 1.0f;  // the last float is writable
-  EXPECT_EQ(pool.num_bytes(), size_t(3 * 2 * layer_floats * 4));
+  for (DType dtype : {DType::F32, DType::F16}) {
+    const KvCacheShape shape{3, 2, 8, 4, 5, dtype};
+    KvPool pool(shape);
+    const int64_t layer_bytes = 5 * 4 * 2 * 8 * int64_t(dtype_block_bytes(dtype));
+    auto* k0 = static_cast<std::byte*>(pool.k(0));
+    EXPECT_EQ(static_cast<std::byte*>(pool.v(0)) - k0, layer_bytes);
+    EXPECT_EQ(static_cast<std::byte*>(pool.k(1)) - static_cast<std::byte*>(pool.v(0)), layer_bytes);
+    static_cast<std::byte*>(pool.v(2))[layer_bytes - 1] = std::byte{1};  // the last byte is writable
+    EXPECT_EQ(pool.num_bytes(), size_t(3 * 2 * layer_bytes));
+  }
+}
+
+TEST(KvPool, Q8_0NeedsHeadDimMultipleOf32) {
+  EXPECT_THROW(KvPool(KvCacheShape{1, 1, 48, 4, 2, DType::Q8_0}), Error);
+  KvPool pool(KvCacheShape{1, 1, 64, 4, 2, DType::Q8_0});
+  EXPECT_EQ(pool.num_bytes(), size_t(2 * 2 * 4 * 2 * 34));
 }
 
 }  // namespace

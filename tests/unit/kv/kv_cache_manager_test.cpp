@@ -162,14 +162,14 @@ TEST(CacheNamespace, DependsOnIdentityLayoutAndDtypeOnly) {
 // One block's K/V read out, the pool scribbled over, the block written back:
 // attention over it gives bit-identical output (and differs while scribbled).
 TEST(KvPool, BlockCopiedOutAndBackGivesIdenticalAttention) {
-  const KvCacheShape shape{3, 2, 8, 4, 6};  // 3 layers, 2 kv heads, head_dim 8, blocks of 4, 6 blocks
+  const KvCacheShape shape{3, 2, 8, 4, 6, DType::F32};  // 3 layers, 2 kv heads, head_dim 8, blocks of 4, 6 blocks
   KvPool pool(shape);
   std::mt19937 rng(1);
   std::normal_distribution<float> normal;
   for (int64_t layer = 0; layer < shape.num_layers; ++layer) {
     for (int64_t i = 0; i < shape.num_blocks * shape.block_size * shape.num_kv_heads * shape.head_dim; ++i) {
-      pool.k(layer)[i] = normal(rng);
-      pool.v(layer)[i] = normal(rng);
+      static_cast<float*>(pool.k(layer))[i] = normal(rng);
+      static_cast<float*>(pool.v(layer))[i] = normal(rng);
     }
   }
   // One sequence of 7 positions in blocks {4, 1}; one query at position 6.
@@ -186,7 +186,8 @@ TEST(KvPool, BlockCopiedOutAndBackGivesIdenticalAttention) {
     std::vector<float> out;
     for (int64_t layer = 0; layer < shape.num_layers; ++layer) {
       std::vector<float> o(q.size());
-      kernels::KvLayerView view{pool.k(layer), pool.v(layer), shape.block_size, shape.num_kv_heads, shape.head_dim};
+      kernels::KvLayerView view{pool.k(layer),     pool.v(layer),  shape.block_size,
+                                shape.num_kv_heads, shape.head_dim, shape.dtype};
       backend.paged_attention(q.data(), o.data(), batch, view, num_heads, 0.35f);
       out.insert(out.end(), o.begin(), o.end());
     }
