@@ -150,7 +150,7 @@ def main():
     parser.add_argument("--variants", help="comma-separated variant keys (default all)")
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
-    names = args.only.split(",") if args.only else list(model_spec.TINY_MODELS)
+    names = args.only.split(",") if args.only else list(model_spec.GOLDEN_MODELS)
     ensure_models(args.models, names)
     if not args.llmesh or not llmesh_has_run(args.llmesh):
         print(f"SKIP: {args.llmesh or '$LLMESH'} has no `run --prompt-ids` command yet; "
