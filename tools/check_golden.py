@@ -157,7 +157,7 @@ def main():
     parser.add_argument("--variants", help="comma-separated variant keys (default all)")
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
-    names = args.only.split(",") if args.only else list(model_spec.TINY_MODELS)
+    names = args.only.split(",") if args.only else list(model_spec.GOLDEN_MODELS)
     ensure_models(args.models, names)
     if not args.llmesh or not llmesh_has_run(args.llmesh):
         print(f"SKIP: {args.llmesh or '$LLMESH'} has no `run --prompt-ids` command yet; "
@@ -180,7 +180,7 @@ def main():
                 if variant_key != "f32-gguf":
                     continue
                 for kv_dtype in KV_DTYPES:
-                    if model_spec.TINY_MODELS[name].head_dim % KV_DTYPE_BLOCK[kv_dtype] == 0:
+                    if model_spec.GOLDEN_MODELS[name].head_dim % KV_DTYPE_BLOCK[kv_dtype] == 0:
                         cases.append(Case(name, variant_key, f"kv-{kv_dtype}", index, entry, path, ref_logits,
                                           kv_dtype))
 

@@ -25,7 +25,7 @@ TOOLS_DIR = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, TOOLS_DIR)
 import gen_models  # noqa: E402
 import gguf_writer as gw  # noqa: E402
-from golden_tolerances import LOGIT_TOLERANCE  # noqa: E402
+from golden_tolerances import LOGIT_TOLERANCE, SUPER_BLOCK_LABELS  # noqa: E402
 from reference import (forward, gguf_layout, load_model, model_spec, numerics, prompts, rope,  # noqa: E402
                        variants, weights)
 
@@ -76,6 +76,21 @@ def check_numerics():
     zeros = np.zeros(32, np.float32)
     expect(np.all(numerics.round_trip(zeros, "q8_0") == 0) and np.all(numerics.round_trip(zeros, "q4_0") == 0),
            "all-zero blocks stay zero")
+
+
+def check_block_types():
+    """reference/quants.py: sizes, zero blocks, and one-pass quantizer error on Gaussian rows."""
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((4, 512)) * 0.02).astype(np.float32)
+    # normalized MSE bounds of the simple quantizers (~2x measured on these rows)
+    bounds = {"q4_1": 1.5e-2, "q5_0": 4e-3, "q5_1": 4e-3, "q2_k": 0.25, "q3_k": 6e-2, "q4_k": 1.5e-2,
+              "q5_k": 4e-3, "q6_k": 1e-3, "q8_k": 1e-4, "iq4_nl": 1.5e-2, "iq4_xs": 1.5e-2, "mxfp4": 3e-2}
+    for name, bound in bounds.items():
+        raw = numerics.quants.quantize(x, name)
+        expect(len(raw) == numerics.quants.nbytes(x.size, name), f"{name}: {len(raw)} bytes")
+        err = float(np.mean((numerics.quants.dequantize(raw, name, x.shape) - x) ** 2) / np.mean(x ** 2))
+        expect(err < bound, f"{name} round trip nmse {err:.2e} < {bound:.0e}")
+        expect(np.all(numerics.round_trip(np.zeros((1, 256), np.float32), name) == 0), f"{name} zeros stay zero")
 
 
 def check_gguf_bytes():
@@ -237,13 +252,17 @@ def check_forward(models_dir, spec, hf_weights, reference):
               f"{reference['variants']['f32-safetensors']['min_router_margin']:.4f}")
 
 
-def activation_rounding_budget(spec, hf_weights):
+ACTIVATION_ROUNDINGS = {
+    "f16": lambda x: numerics.round_f16(x).astype(np.float64),
+    "bf16": lambda x: numerics.round_bf16(x.astype(np.float32)).astype(np.float64),
+    "q8_0": lambda x: numerics.round_trip(x.astype(np.float32), "q8_0").astype(np.float64),
+    "q8_k": lambda x: numerics.round_trip(x.astype(np.float32), "q8_k").astype(np.float64),
+}
+
+
+def activation_rounding_budget(spec, hf_weights, names=("f16", "bf16", "q8_0")):
     """Largest relative logit change when the engine rounds every matmul input."""
-    roundings = {
-        "f16": lambda x: numerics.round_f16(x).astype(np.float64),
-        "bf16": lambda x: numerics.round_bf16(x.astype(np.float32)).astype(np.float64),
-        "q8_0": lambda x: numerics.round_trip(x.astype(np.float32), "q8_0").astype(np.float64),
-    }
+    roundings = {name: ACTIVATION_ROUNDINGS[name] for name in names}
     exact = forward.Transformer(spec, hf_weights)
     rounded = {name: forward.Transformer(spec, hf_weights, round_activations=round_fn)
                for name, round_fn in roundings.items()}
@@ -264,6 +283,7 @@ def main():
     args = parser.parse_args()
     names = args.only.split(",") if args.only else list(model_spec.TINY_MODELS)
     check_numerics()
+    check_block_types()
     check_gguf_bytes()
     check_golden_rules()
     check_rope()
@@ -287,6 +307,17 @@ def main():
                 expect(tolerance >= 1.5 * value,
                        f"{name_} activations move logits by up to {value:.2e}; tolerance {tolerance:.0e}")
             expect(LOGIT_TOLERANCE["q4_0"] >= 1.5 * worst["q8_0"], "q4_0 files (Q8_0 activations) likewise")
+    if not args.quick and not args.only:
+        # super-block models: their budget assumes Q8_K activations (golden_tolerances.py)
+        for spec in model_spec.SUPER_BLOCK_MODELS.values():
+            _, tokenizer_json, _ = model_spec.load_tokenizer_files(spec)
+            hf_weights = weights.generate_all(spec, gguf_layout.num_text_tokens(tokenizer_json))
+            worst = activation_rounding_budget(spec, hf_weights, names=("q8_k",))["q8_k"]
+            print(f"{spec.name}: Q8_K activations move logits by up to {worst:.2e}")
+            for label in SUPER_BLOCK_LABELS:
+                expect(LOGIT_TOLERANCE[label] >= 1.5 * worst,
+                       f"{label}: Q8_K activations move logits by up to {worst:.2e}; "
+                       f"tolerance {LOGIT_TOLERANCE[label]:.0e}")
     print("all reference self-checks passed" if not failures else f"{len(failures)} self-checks FAILED")
     return 1 if failures else 0
 

@@ -10,7 +10,10 @@ Per tiny model NAME, in DIR:
   NAME-bf16/       the same in BF16
   NAME-{f32,f16,bf16,q8_0,q4_0}.gguf
   NAME.reference.json + NAME.ref/*.f32   reference logits and greedy continuations
-A preset writes only DIR/PRESET-{bf16,q8_0,q4_0}.gguf, streaming tensor by tensor.
+Super-block models (model_spec.SUPER_BLOCK_MODELS, in-dims multiples of 256) get only
+GGUF variants: NAME-{f32,q2_k,q4_k,q5_k,q6_k,iq4_xs,mxfp4,q4_k_m}.gguf (q2_k and q4_k_m
+are per-tensor mixes, reference/variants.py).
+A preset writes only DIR/PRESET-{bf16,q8_0,q4_0}.gguf (or --dtypes), streaming tensor by tensor.
 """
 import argparse
 import hashlib
@@ -23,16 +26,17 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gguf_reader  # noqa: E402
 import gguf_writer  # noqa: E402
 from reference import forward, gguf_layout, model_spec, prompts, safetensors_io, variants, weights  # noqa: E402
 
-NUM_GREEDY_TOKENS = 32
+NUM_GREEDY_TOKENS = 32   # per prompt; a spec may ask for fewer (ModelSpec.num_greedy_tokens)
 
 
 def generator_version():
     """Hash of the generator's sources: check_golden regenerates when it changes."""
     tools_dir = os.path.dirname(os.path.abspath(__file__))
-    files = [os.path.join(tools_dir, f) for f in ("gen_models.py", "gguf_writer.py")]
+    files = [os.path.join(tools_dir, f) for f in ("gen_models.py", "gguf_writer.py", "gguf_reader.py")]
     reference_dir = os.path.join(tools_dir, "reference")
     files += sorted(os.path.join(reference_dir, f) for f in os.listdir(reference_dir) if f.endswith(".py"))
     digest = hashlib.sha256()
@@ -62,22 +66,21 @@ def tokenizer_metadata(spec, tokenizer_json, tokenizer_config):
     return metadata
 
 
-def open_gguf(path, spec, dtype_name, plan, tokenizer_kv):
+def open_gguf(path, spec, variant, plan, tokenizer_kv):
     """Declares metadata and tensors and writes the header; the caller streams the data."""
-    file_ggml_type = gguf_writer.GGML_TYPE_BY_NAME[dtype_name]
     writer = gguf_writer.GGUFWriter(path)
-    gguf_layout.add_model_metadata(writer, spec, dtype_name, gguf_writer.FILE_TYPE_BY_NAME[dtype_name])
+    gguf_layout.add_model_metadata(writer, spec, variant.dtype, gguf_writer.FILE_TYPE_BY_NAME[variant.dtype])
     writer.extend(tokenizer_kv)
     for tensor in plan:
-        writer.add_tensor_info(tensor.name, tensor.shape,
-                               file_ggml_type if tensor.takes_file_dtype else gguf_writer.GGML_F32)
+        dtype_name = variant.tensor_dtype(tensor.name) if tensor.takes_file_dtype else "f32"
+        writer.add_tensor_info(tensor.name, tensor.shape, gguf_writer.GGML_TYPE_BY_NAME[dtype_name])
     writer.write_header()
     return writer
 
 
-def write_ggufs(paths_by_dtype, spec, plan, tokenizer_kv, show_progress=False):
-    """Writes one GGUF per dtype, producing each tensor's rows once for all of them."""
-    writers = [open_gguf(path, spec, dtype_name, plan, tokenizer_kv) for dtype_name, path in paths_by_dtype.items()]
+def write_ggufs(paths_by_variant, spec, plan, tokenizer_kv, show_progress=False):
+    """Writes one GGUF per variant, producing each tensor's rows once for all of them."""
+    writers = [open_gguf(path, spec, variant, plan, tokenizer_kv) for variant, path in paths_by_variant.items()]
     started = time.time()
     for index, tensor in enumerate(plan):
         for writer in writers:
@@ -100,7 +103,7 @@ def reference_for_variant(spec, variant_weights, prompt_list, ref_dir, model_nam
     model = forward.Transformer(spec, variant_weights)
     entries = []
     for index, prompt_ids in enumerate(prompt_list):
-        last_logits, greedy_ids, gaps, router_margins = model.greedy(prompt_ids, NUM_GREEDY_TOKENS)
+        last_logits, greedy_ids, gaps, router_margins = model.greedy(prompt_ids, spec.num_greedy_tokens or NUM_GREEDY_TOKENS)
         logits_file = f"{model_name}.ref/{variant_key}.p{index}.f32"
         last_logits.astype("<f4").tofile(os.path.join(ref_dir, os.path.basename(logits_file)))
         entries.append({"ids": list(prompt_ids), "last_logits_file": logits_file,
@@ -124,20 +127,30 @@ def generate_tiny(out_dir, spec, with_reference=True):
     hf_weights = weights.generate_all(spec, num_text_tokens)
     infos = weights.tensor_infos(spec)
 
-    write_hf_dir(os.path.join(out_dir, spec.name), spec, hf_weights, "F32", tokenizer_dir)
-    write_hf_dir(os.path.join(out_dir, f"{spec.name}-bf16"), spec, hf_weights, "BF16", tokenizer_dir)
+    model_variants = variants.variants_for(spec)
+    if any(v.container == "safetensors" for v in model_variants):
+        write_hf_dir(os.path.join(out_dir, spec.name), spec, hf_weights, "F32", tokenizer_dir)
+        write_hf_dir(os.path.join(out_dir, f"{spec.name}-bf16"), spec, hf_weights, "BF16", tokenizer_dir)
     plan = gguf_layout.tensor_plan(spec, infos, lambda name: [hf_weights[name]])
     tokenizer_kv = tokenizer_metadata(spec, tokenizer_json, tokenizer_config)
-    write_ggufs({v.dtype: os.path.join(out_dir, v.path(spec.name)) for v in variants.VARIANTS
+    write_ggufs({v: os.path.join(out_dir, v.path(spec.name)) for v in model_variants
                  if v.container == "gguf"}, spec, plan, tokenizer_kv)
 
     reference = {"model": spec.name, "generator_version": generator_version(),
-                 "vocab_size": spec.vocab_size, "num_greedy_tokens": NUM_GREEDY_TOKENS, "variants": {}}
+                 "vocab_size": spec.vocab_size, "num_greedy_tokens": spec.num_greedy_tokens or NUM_GREEDY_TOKENS, "variants": {}}
     if with_reference:
         ref_dir = os.path.join(out_dir, f"{spec.name}.ref")
         os.makedirs(ref_dir, exist_ok=True)
-        for variant in variants.VARIANTS:
-            variant_weights = variants.variant_weights(hf_weights, variant)
+        for variant in model_variants:
+            if spec.super_blocks:
+                # the weights read back from the file: the same values as variant_weights gives,
+                # without quantizing the 151936 x 256 embedding a second time per variant
+                reader = gguf_reader.GGUFFile(os.path.join(out_dir, variant.path(spec.name)))
+                variant_weights = gguf_layout.hf_from_gguf(
+                    spec, {name: reader.tensor(name) for name in reader.tensor_infos})
+                del reader
+            else:
+                variant_weights = variants.variant_weights(hf_weights, variant)
             entry = reference_for_variant(spec, variant_weights, prompts.prompts_for(spec), ref_dir,
                                           spec.name, variant.key)
             entry["path"] = variant.path(spec.name)
@@ -166,8 +179,8 @@ def generate_preset(out_dir, spec, dtype_names):
     tokenizer_kv = tokenizer_metadata(spec, tokenizer_json, tokenizer_config)
     num_params = sum(int(np.prod(t.shape)) for t in plan)
     print(f"{spec.name}: {num_params / 1e6:.0f} M parameters, {len(plan)} tensors", flush=True)
-    paths = {dtype_name: os.path.join(out_dir, f"{spec.name}-{dtype_name}.gguf")
-             for dtype_name in dtype_names}
+    paths = {variants.Variant(f"{dtype_name}-gguf", "gguf", dtype_name):
+             os.path.join(out_dir, f"{spec.name}-{dtype_name}.gguf") for dtype_name in dtype_names}
     write_ggufs(paths, spec, plan, tokenizer_kv, show_progress=True)
     for path in paths.values():
         print(f"  wrote {path} ({os.path.getsize(path) / 2**20:.0f} MiB)", flush=True)
@@ -179,24 +192,20 @@ def main():
     parser.add_argument("--only", help="comma-separated tiny model names (default: all)")
     parser.add_argument("--preset", help=f"write a benchmark preset instead: {', '.join(model_spec.PRESETS)}")
     parser.add_argument("--dtypes", default=",".join(model_spec.PRESET_GGUF_DTYPES),
-                        help="comma-separated GGUF dtypes of a preset (f32 makes the input of llama-quantize)")
+                        help="with --preset: comma-separated GGUF dtypes (f32 for llama-quantize input)")
     parser.add_argument("--no-reference", action="store_true", help="skip the reference logits")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     if args.preset:
         if args.preset not in model_spec.PRESETS:
             parser.error(f"unknown preset {args.preset!r}; known: {', '.join(model_spec.PRESETS)}")
-        dtype_names = args.dtypes.split(",")
-        unknown = [d for d in dtype_names if d not in gguf_writer.GGML_TYPE_BY_NAME]
-        if unknown:
-            parser.error(f"unknown dtype {unknown[0]!r}; known: {', '.join(gguf_writer.GGML_TYPE_BY_NAME)}")
-        generate_preset(args.out, model_spec.PRESETS[args.preset], dtype_names)
+        generate_preset(args.out, model_spec.PRESETS[args.preset], args.dtypes.split(","))
         return
-    names = args.only.split(",") if args.only else list(model_spec.TINY_MODELS)
+    names = args.only.split(",") if args.only else list(model_spec.GOLDEN_MODELS)
     for name in names:
-        if name not in model_spec.TINY_MODELS:
-            parser.error(f"unknown model {name!r}; known: {', '.join(model_spec.TINY_MODELS)}")
-        generate_tiny(args.out, model_spec.TINY_MODELS[name], with_reference=not args.no_reference)
+        if name not in model_spec.GOLDEN_MODELS:
+            parser.error(f"unknown model {name!r}; known: {', '.join(model_spec.GOLDEN_MODELS)}")
+        generate_tiny(args.out, model_spec.GOLDEN_MODELS[name], with_reference=not args.no_reference)
 
 
 if __name__ == "__main__":

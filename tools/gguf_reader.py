@@ -1,9 +1,10 @@
 """A small GGUF v3 reader, used to check what gguf_writer wrote (and by
-check tools that want a file's metadata). Dequantizes Q8_0/Q4_0 with f16 scales."""
+check tools that want a file's metadata, and the llama.cpp fixture check).
+Dequantizes every type gguf_writer knows (reference/numerics.py, reference/quants.py)."""
 import struct
 import numpy as np
 
-from reference import numerics
+from reference import numerics, quants
 import gguf_writer as gw
 
 
@@ -99,4 +100,6 @@ class GGUFFile:
             return numerics.dequantize_q8_0(*numerics.unpack_q8_0(raw, num_values // numerics.QK), shape)
         if ggml_type == gw.GGML_Q4_0:
             return numerics.dequantize_q4_0(*numerics.unpack_q4_0(raw, num_values // numerics.QK), shape)
+        if gw.GGML_NAME_BY_TYPE.get(ggml_type) in quants.FORMATS:
+            return quants.dequantize(raw, gw.GGML_NAME_BY_TYPE[ggml_type], shape)
         raise ValueError(f"{name}: ggml type {ggml_type} not supported")

@@ -15,20 +15,32 @@ large model never has to sit in memory.
 import struct
 import numpy as np
 
-from reference import numerics
+from reference import numerics, quants
 
 # GGUF metadata value types
 UINT8, INT8, UINT16, INT16, UINT32, INT32, FLOAT32, BOOL, STRING, ARRAY, UINT64, INT64, FLOAT64 = range(13)
 _SCALAR_FORMATS = {UINT8: "<B", INT8: "<b", UINT16: "<H", INT16: "<h", UINT32: "<I", INT32: "<i",
                    FLOAT32: "<f", BOOL: "<?", UINT64: "<Q", INT64: "<q", FLOAT64: "<d"}
 
-# ggml tensor types
+# ggml tensor types (ggml.h's enum ggml_type)
 GGML_F32, GGML_F16, GGML_Q4_0, GGML_Q8_0, GGML_BF16 = 0, 1, 2, 8, 30
-GGML_TYPE_BY_NAME = {"f32": GGML_F32, "f16": GGML_F16, "q4_0": GGML_Q4_0, "q8_0": GGML_Q8_0, "bf16": GGML_BF16}
-# llama.cpp's general.file_type values (LLAMA_FTYPE_*)
-FILE_TYPE_BY_NAME = {"f32": 0, "f16": 1, "q4_0": 2, "q8_0": 7, "bf16": 32}
+GGML_TYPE_BY_NAME = {"f32": GGML_F32, "f16": GGML_F16, "q4_0": GGML_Q4_0, "q8_0": GGML_Q8_0, "bf16": GGML_BF16,
+                     "q4_1": 3, "q5_0": 6, "q5_1": 7, "q2_k": 10, "q3_k": 11, "q4_k": 12, "q5_k": 13,
+                     "q6_k": 14, "q8_k": 15, "iq4_nl": 20, "iq4_xs": 23, "mxfp4": 39}
+GGML_NAME_BY_TYPE = {ggml_type: name for name, ggml_type in GGML_TYPE_BY_NAME.items()}
+# llama.cpp's general.file_type values (LLAMA_FTYPE_*; the *_M mixes name their main type)
+FILE_TYPE_BY_NAME = {"f32": 0, "f16": 1, "q4_0": 2, "q4_1": 3, "q8_0": 7, "q5_0": 8, "q5_1": 9, "q2_k": 10,
+                     "q3_k": 12, "q4_k": 15, "q5_k": 17, "q6_k": 18, "iq4_nl": 25, "iq4_xs": 30, "bf16": 32,
+                     "mxfp4": 38}
 
 DEFAULT_ALIGNMENT = 32
+
+
+def block_size(ggml_type):
+    name = GGML_NAME_BY_TYPE.get(ggml_type)
+    if name in quants.FORMATS:
+        return quants.block_size(name)
+    return numerics.QK if ggml_type in (GGML_Q8_0, GGML_Q4_0) else 1
 
 
 def tensor_nbytes(shape, ggml_type):
@@ -41,6 +53,8 @@ def tensor_nbytes(shape, ggml_type):
         return num_values // numerics.QK * numerics.Q8_0_BLOCK_BYTES
     if ggml_type == GGML_Q4_0:
         return num_values // numerics.QK * numerics.Q4_0_BLOCK_BYTES
+    if GGML_NAME_BY_TYPE.get(ggml_type) in quants.FORMATS:
+        return quants.nbytes(num_values, GGML_NAME_BY_TYPE[ggml_type])
     raise ValueError(f"ggml type {ggml_type} not supported")
 
 
@@ -56,6 +70,8 @@ def encode_tensor_data(values, ggml_type):
         return numerics.q8_0_bytes(*numerics.quantize_q8_0(values))
     if ggml_type == GGML_Q4_0:
         return numerics.q4_0_bytes(*numerics.quantize_q4_0(values))
+    if GGML_NAME_BY_TYPE.get(ggml_type) in quants.FORMATS:
+        return quants.quantize(values, GGML_NAME_BY_TYPE[ggml_type])
     raise ValueError(f"ggml type {ggml_type} not supported")
 
 
@@ -123,8 +139,8 @@ class GGUFWriter(GGUFMetadata):
     # ---- tensors
     def add_tensor_info(self, name, shape, ggml_type):
         """shape outermost-first, as numpy holds it ({out, in} for a linear weight)."""
-        if ggml_type in (GGML_Q8_0, GGML_Q4_0) and shape[-1] % numerics.QK:
-            raise ValueError(f"{name}: in-dim {shape[-1]} not a multiple of {numerics.QK}")
+        if shape[-1] % block_size(ggml_type):
+            raise ValueError(f"{name}: in-dim {shape[-1]} not a multiple of {block_size(ggml_type)}")
         nbytes = tensor_nbytes(shape, ggml_type)
         self.tensors.append((name, tuple(shape), ggml_type, self.data_bytes, nbytes))
         self.data_bytes += nbytes + (-nbytes % self.alignment)

@@ -86,6 +86,8 @@ std::vector<uint8_t> random_weights(DType dtype, int64_t rows, int64_t cols, std
       for (size_t off = 0; off < bytes.size(); off += block_bytes) std::memcpy(&bytes[off], &scale_f16, 2);
       break;
     }
+    default:  // the bench measures only the dtypes listed in bench_matmul
+      break;
   }
   return bytes;
 }

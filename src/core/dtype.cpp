@@ -6,19 +6,43 @@
 
 namespace llmesh {
 
-std::string_view dtype_name(DType dtype) {
+namespace {
+
+struct DTypeInfo {
+  std::string_view name;
+  int block_size;
+  size_t block_bytes;
+};
+
+DTypeInfo info(DType dtype) {
   switch (dtype) {
-    case DType::F32: return "f32";
-    case DType::F16: return "f16";
-    case DType::BF16: return "bf16";
-    case DType::Q8_0: return "q8_0";
-    case DType::Q4_0: return "q4_0";
+    case DType::F32: return {"f32", 1, 4};
+    case DType::F16: return {"f16", 1, 2};
+    case DType::BF16: return {"bf16", 1, 2};
+    case DType::Q8_0: return {"q8_0", kQK, sizeof(BlockQ8_0)};
+    case DType::Q4_0: return {"q4_0", kQK, sizeof(BlockQ4_0)};
+    case DType::Q4_1: return {"q4_1", kQK, sizeof(BlockQ4_1)};
+    case DType::Q5_0: return {"q5_0", kQK, sizeof(BlockQ5_0)};
+    case DType::Q5_1: return {"q5_1", kQK, sizeof(BlockQ5_1)};
+    case DType::Q2_K: return {"q2_k", kQKK, sizeof(BlockQ2_K)};
+    case DType::Q3_K: return {"q3_k", kQKK, sizeof(BlockQ3_K)};
+    case DType::Q4_K: return {"q4_k", kQKK, sizeof(BlockQ4_K)};
+    case DType::Q5_K: return {"q5_k", kQKK, sizeof(BlockQ5_K)};
+    case DType::Q6_K: return {"q6_k", kQKK, sizeof(BlockQ6_K)};
+    case DType::Q8_K: return {"q8_k", kQKK, sizeof(BlockQ8_K)};
+    case DType::IQ4_NL: return {"iq4_nl", kQK, sizeof(BlockIQ4_NL)};
+    case DType::IQ4_XS: return {"iq4_xs", kQKK, sizeof(BlockIQ4_XS)};
+    case DType::MXFP4: return {"mxfp4", kQK, sizeof(BlockMXFP4)};
   }
-  return "?";
+  return {"?", 1, 0};
 }
 
+}  // namespace
+
+std::string_view dtype_name(DType dtype) { return info(dtype).name; }
+
 bool parse_dtype(std::string_view name, DType* out) {
-  for (DType d : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0}) {
+  for (DType d : kAllDTypes) {
     if (dtype_name(d) == name) {
       *out = d;
       return true;
@@ -27,24 +51,9 @@ bool parse_dtype(std::string_view name, DType* out) {
   return false;
 }
 
-int dtype_block_size(DType dtype) {
-  switch (dtype) {
-    case DType::Q8_0: return kQ8_0BlockSize;
-    case DType::Q4_0: return kQ4_0BlockSize;
-    default: return 1;
-  }
-}
+int dtype_block_size(DType dtype) { return info(dtype).block_size; }
 
-size_t dtype_block_bytes(DType dtype) {
-  switch (dtype) {
-    case DType::F32: return 4;
-    case DType::F16:
-    case DType::BF16: return 2;
-    case DType::Q8_0: return sizeof(BlockQ8_0);
-    case DType::Q4_0: return sizeof(BlockQ4_0);
-  }
-  return 0;
-}
+size_t dtype_block_bytes(DType dtype) { return info(dtype).block_bytes; }
 
 size_t dtype_row_bytes(DType dtype, int64_t num_elements) {
   const int block = dtype_block_size(dtype);

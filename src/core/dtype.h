@@ -1,10 +1,8 @@
 // Element types of weights and activations.
 //
 // Quantized types follow GGUF's block layouts exactly, so GGUF tensors are
-// used in place (memory-mapped, never repacked):
-//   Q8_0: blocks of 32 values = f16 scale d + 32 x int8 q;       x = d * q
-//   Q4_0: blocks of 32 values = f16 scale d + 16 bytes of nibbles;
-//         byte j holds value j (low nibble) and value j+16 (high); x = d * (q - 8)
+// used in place (memory-mapped, never repacked); the block structs and where
+// each layout comes from are in core/quant_blocks.h.
 #pragma once
 
 #include <cstddef>
@@ -12,24 +10,20 @@
 #include <cstring>
 #include <string_view>
 
+#include "core/quant_blocks.h"
+
 namespace llmesh {
 
-enum class DType : uint8_t { F32, F16, BF16, Q8_0, Q4_0 };
-
-inline constexpr int kQ8_0BlockSize = 32;
-inline constexpr int kQ4_0BlockSize = 32;
-
-struct BlockQ8_0 {
-  uint16_t d;  // f16 scale
-  int8_t qs[kQ8_0BlockSize];
+// New types go at the end: the numeric values appear in no file, but keep them stable anyway.
+enum class DType : uint8_t {
+  F32, F16, BF16, Q8_0, Q4_0,
+  Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K, IQ4_NL, IQ4_XS, MXFP4,
 };
-static_assert(sizeof(BlockQ8_0) == 34);
-
-struct BlockQ4_0 {
-  uint16_t d;  // f16 scale
-  uint8_t qs[kQ4_0BlockSize / 2];
+inline constexpr DType kAllDTypes[] = {
+    DType::F32,  DType::F16,  DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_1,   DType::Q5_0,   DType::Q5_1,
+    DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q8_K, DType::IQ4_NL, DType::IQ4_XS,
+    DType::MXFP4,
 };
-static_assert(sizeof(BlockQ4_0) == 18);
 
 std::string_view dtype_name(DType dtype);        // "f32", "bf16", "q8_0", ...
 bool parse_dtype(std::string_view name, DType* out);

@@ -31,6 +31,8 @@ void quantize_row_q8_0(const float* src, BlockQ8_0* dst, int64_t n);
 // GGUF Q4_0: per block of 32, m = the value with the largest |x| (sign kept), d = m/-8,
 // q = min(15, int(x/d + 8.5)). n must be a multiple of 32.
 void quantize_row_q4_0(const float* src, BlockQ4_0* dst, int64_t n);
+// Q8_K (the activation type of K-quant dot products): the signed extreme of each 256 maps to -128.
+void quantize_row_q8_k(const float* src, BlockQ8_K* dst, int64_t n);
 
 // ---- paged attention data ---------------------------------------------------------
 

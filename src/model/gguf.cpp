@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
+#include <thread>
 
 #include "core/error.h"
 #include "core/mapped_file.h"
@@ -56,27 +58,46 @@ std::string ggml_type_name(uint32_t ggml_type) {
 
 namespace {
 
-bool dtype_from_ggml(uint32_t ggml_type, DType* out) {
-  switch (ggml_type) {
-    case kGgmlTypeF32:
-      *out = DType::F32;
-      return true;
-    case kGgmlTypeF16:
-      *out = DType::F16;
-      return true;
-    case kGgmlTypeQ4_0:
-      *out = DType::Q4_0;
-      return true;
-    case kGgmlTypeQ8_0:
-      *out = DType::Q8_0;
-      return true;
-    case kGgmlTypeBF16:
-      *out = DType::BF16;
-      return true;
-    default:
-      return false;
-  }
+struct GgmlDType {
+  uint32_t ggml_type;
+  DType dtype;
+};
+constexpr GgmlDType kGgmlDTypes[] = {
+    {kGgmlTypeF32, DType::F32},       {kGgmlTypeF16, DType::F16},       {kGgmlTypeBF16, DType::BF16},
+    {kGgmlTypeQ8_0, DType::Q8_0},     {kGgmlTypeQ4_0, DType::Q4_0},     {kGgmlTypeQ4_1, DType::Q4_1},
+    {kGgmlTypeQ5_0, DType::Q5_0},     {kGgmlTypeQ5_1, DType::Q5_1},     {kGgmlTypeQ2_K, DType::Q2_K},
+    {kGgmlTypeQ3_K, DType::Q3_K},     {kGgmlTypeQ4_K, DType::Q4_K},     {kGgmlTypeQ5_K, DType::Q5_K},
+    {kGgmlTypeQ6_K, DType::Q6_K},     {kGgmlTypeQ8_K, DType::Q8_K},     {kGgmlTypeIQ4_NL, DType::IQ4_NL},
+    {kGgmlTypeIQ4_XS, DType::IQ4_XS}, {kGgmlTypeMXFP4, DType::MXFP4},
+};
+
+// "F32, F16, ..." for the unsupported-type message.
+std::string supported_ggml_type_names() {
+  std::string out;
+  for (const GgmlDType& t : kGgmlDTypes) out += (out.empty() ? "" : ", ") + ggml_type_name(t.ggml_type);
+  return out;
 }
+
+}  // namespace
+
+bool dtype_from_ggml(uint32_t ggml_type, DType* out) {
+  for (const GgmlDType& t : kGgmlDTypes) {
+    if (t.ggml_type == ggml_type) {
+      *out = t.dtype;
+      return true;
+    }
+  }
+  return false;
+}
+
+uint32_t ggml_type_of(DType dtype) {
+  for (const GgmlDType& t : kGgmlDTypes) {
+    if (t.dtype == dtype) return t.ggml_type;
+  }
+  fail("ggml_type_of: unknown dtype {}", int(dtype));
+}
+
+namespace {
 
 // Size of one scalar of a fixed-size value type; 0 for strings and arrays.
 size_t scalar_bytes(GgufValueType type) {
@@ -319,8 +340,8 @@ void GgufFile::parse_all() {
     }
     const uint32_t ggml_type = in.read<uint32_t>("a tensor type");
     check(dtype_from_ggml(ggml_type, &t.dtype),
-          "{}: tensor '{}' has unsupported type {} (ggml type id {}); llmesh reads F32, F16, BF16, Q8_0 and Q4_0",
-          source, t.name, ggml_type_name(ggml_type), ggml_type);
+          "{}: tensor '{}' has unsupported type {} (ggml type id {}); llmesh reads {}", source, t.name,
+          ggml_type_name(ggml_type), ggml_type, supported_ggml_type_names());
     check(t.cols() % dtype_block_size(t.dtype) == 0,
           "{}: tensor '{}' {} has rows of {} values, not a multiple of the {} block size {}", source, t.name,
           t.shape_string(), t.cols(), dtype_name(t.dtype), dtype_block_size(t.dtype));
@@ -349,6 +370,7 @@ void GgufFile::parse_all() {
           t.name, dtype_name(t.dtype), t.shape_string(), offset, offset + num_bytes, data_size);
     t.data = bytes_ + data_offset_ + offset;
   }
+  check_block_scales(tensors_, source, int(std::min(8u, std::max(1u, std::thread::hardware_concurrency()))));
 }
 
 const GgufValue* GgufFile::find(const std::string& key) const {

@@ -42,9 +42,21 @@ enum class GgufValueType : uint32_t {
 };
 const char* gguf_value_type_name(GgufValueType type);
 
-// ggml tensor type ids llmesh can use in place.
-inline constexpr uint32_t kGgmlTypeF32 = 0, kGgmlTypeF16 = 1, kGgmlTypeQ4_0 = 2, kGgmlTypeQ8_0 = 8, kGgmlTypeBF16 = 30;
+// ggml tensor type ids (ggml.h's enum ggml_type) of the types llmesh can use in place.
+inline constexpr uint32_t kGgmlTypeF32 = 0, kGgmlTypeF16 = 1, kGgmlTypeQ4_0 = 2, kGgmlTypeQ4_1 = 3,
+                          kGgmlTypeQ5_0 = 6, kGgmlTypeQ5_1 = 7, kGgmlTypeQ8_0 = 8, kGgmlTypeQ2_K = 10,
+                          kGgmlTypeQ3_K = 11, kGgmlTypeQ4_K = 12, kGgmlTypeQ5_K = 13, kGgmlTypeQ6_K = 14,
+                          kGgmlTypeQ8_K = 15, kGgmlTypeIQ4_NL = 20, kGgmlTypeIQ4_XS = 23, kGgmlTypeBF16 = 30,
+                          kGgmlTypeMXFP4 = 39;
 std::string ggml_type_name(uint32_t ggml_type);  // "Q4_K", "type 99", ...
+bool dtype_from_ggml(uint32_t ggml_type, DType* out);
+uint32_t ggml_type_of(DType dtype);
+
+// Checks that every block scale of the quantized tensors (f16 d / dmin / super-block scales,
+// Q8_K's f32 d, MXFP4's e8m0 exponent) is finite; throws an Error naming `source` and the
+// first bad tensor and block found. It touches every page of the tensors, so it splits the
+// work over up to `num_threads` threads (GgufFile::open and parse run it).
+void check_block_scales(const std::vector<Tensor>& tensors, const std::string& source, int num_threads);
 
 struct GgufValue {
   GgufValueType type = GgufValueType::U8;

@@ -1,11 +1,15 @@
 // libFuzzer target: arbitrary bytes as a GGUF file, through the whole GGUF
 // path (header, metadata accessors, config, vocabulary, canonical weights,
-// shape checks). Bad input must end in llmesh::Error; anything else (a crash,
+// shape checks, block-scale checks, and dequantizing each tensor's first row in
+// its block type). Bad input must end in llmesh::Error; anything else (a crash,
 // a sanitizer report, another exception) is a bug.
 #include <cstdint>
 #include <cstring>
 
+#include <vector>
+
 #include "core/error.h"
+#include "kernels/ref/ref_ops.h"
 #include "model/gguf.h"
 #include "model/gguf_config.h"
 
@@ -45,7 +49,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const llmesh::GgufFile gguf = llmesh::GgufFile::parse(data, size, "fuzz.gguf");
     exercise_accessors(gguf);
     volatile uint32_t sink = 0;
-    for (const llmesh::Tensor& t : gguf.tensors()) sink = sink + touch(t);
+    std::vector<float> row;
+    for (const llmesh::Tensor& t : gguf.tensors()) {
+      sink = sink + touch(t);
+      if (t.num_bytes() == 0) continue;
+      row.resize(size_t(t.cols()));  // the row lies in the input, so cols is bounded by its size
+      llmesh::kernels::ref::dequantize_row(t.dtype, t.data, row.data(), t.cols());
+      sink = sink + uint32_t(row[0] != row[0]);
+    }
     try {
       (void)llmesh::read_gguf_vocab(gguf);
     } catch (const llmesh::Error&) {

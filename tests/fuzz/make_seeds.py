@@ -12,6 +12,16 @@ import sys
 
 U8, I8, U16, I16, U32, I32, F32, BOOL, STRING, ARRAY, U64, I64, F64 = range(13)
 GGML_F32, GGML_F16, GGML_Q4_0, GGML_Q8_0, GGML_BF16 = 0, 1, 2, 8, 30
+GGML_Q4_1, GGML_Q5_0, GGML_Q5_1, GGML_IQ4_NL, GGML_MXFP4 = 3, 6, 7, 20, 39
+GGML_Q2_K, GGML_Q3_K, GGML_Q4_K, GGML_Q5_K, GGML_Q6_K, GGML_Q8_K, GGML_IQ4_XS = 10, 11, 12, 13, 14, 15, 23
+# The other block types (ggml's layouts): values per block, bytes per block, offsets of the
+# f16 scales (Q8_K: one f32 scale at 0; MXFP4: one e8m0 exponent byte at 0).
+BLOCKS = {
+    GGML_Q4_1: (32, 20, [0, 2]), GGML_Q5_0: (32, 22, [0]), GGML_Q5_1: (32, 24, [0, 2]),
+    GGML_IQ4_NL: (32, 18, [0]), GGML_MXFP4: (32, 17, []), GGML_Q2_K: (256, 84, [80, 82]),
+    GGML_Q3_K: (256, 110, [108]), GGML_Q4_K: (256, 144, [0, 2]), GGML_Q5_K: (256, 176, [0, 2]),
+    GGML_Q6_K: (256, 210, [208]), GGML_Q8_K: (256, 292, []), GGML_IQ4_XS: (256, 136, [0]),
+}
 
 
 def gguf_string(s):
@@ -44,6 +54,16 @@ def tensor_bytes(shape, ggml_type):
         return (b"\x00\x3c" + bytes(range(32))) * (n // 32)
     if ggml_type == GGML_Q4_0:
         return (b"\x00\x3c" + bytes(range(16))) * (n // 32)
+    if ggml_type in BLOCKS:
+        size, nbytes, scales = BLOCKS[ggml_type]
+        block = bytearray(i % 251 for i in range(nbytes))
+        for offset in scales:
+            block[offset:offset + 2] = b"\x00\x3c"   # f16 1.0: finite
+        if ggml_type == GGML_Q8_K:
+            block[0:4] = struct.pack("<f", 0.01)
+        if ggml_type == GGML_MXFP4:
+            block[0] = 120
+        return bytes(block) * (n // size)
     raise ValueError(ggml_type)
 
 
@@ -64,7 +84,8 @@ def gguf_file(kvs, tensors, alignment=32):
     return out + data
 
 
-def tiny_model(arch, matrix_type=GGML_F32, experts=0, tied=False):
+def tiny_model(arch, matrix_type=GGML_F32, experts=0, tied=False, types_cycle=None):
+    """types_cycle: matrix types taken in turn (a llama-quantize style mix) instead of matrix_type."""
     hidden, heads, kv_heads, head_dim, ffn, vocab, layers = 32, 2, 1, 16, 32, 12, 1
     a = arch + "."
     tokens = ["a", "b", "c", "d", "ab", "cd", "abcd", "<s>", "</s>", "<eot>", "<tool>", "[PAD11]"]
@@ -111,7 +132,25 @@ def tiny_model(arch, matrix_type=GGML_F32, experts=0, tied=False):
         else:
             tensors += [(b + "ffn_gate.weight", [ffn, hidden], m), (b + "ffn_up.weight", [ffn, hidden], m),
                         (b + "ffn_down.weight", [hidden, ffn], m)]
+    if types_cycle:
+        matrices = [i for i, t in enumerate(tensors) if len(t[1]) >= 2 and "gate_inp" not in t[0]]
+        for k, i in enumerate(matrices):
+            tensors[i] = (tensors[i][0], tensors[i][1], types_cycle[k % len(types_cycle)])
     return gguf_file(kvs, tensors)
+
+
+def super_block_tensors(bad_scale=False):
+    """One small tensor per 256-value type (no model: those need in-dims of 256), and
+    with bad_scale a NaN f16 scale in the last block of the Q6_K one."""
+    types = [GGML_Q2_K, GGML_Q3_K, GGML_Q4_K, GGML_Q5_K, GGML_Q6_K, GGML_Q8_K, GGML_IQ4_XS]
+    data = gguf_file([("general.architecture", STRING, "qwen3")],
+                     [("t%d" % t, [2, 256], t) for t in types])
+    if bad_scale:
+        data = bytearray(data)
+        index = data.rfind(bytes(i % 251 for i in range(210))[:208] + b"\x00\x3c")
+        data[index + 208:index + 210] = b"\x00\x7e"
+        data = bytes(data)
+    return data
 
 
 def metadata_only():
@@ -160,6 +199,11 @@ def main():
     write("gguf/llama_q4_0.gguf", tiny_model("llama", GGML_Q4_0))
     write("gguf/qwen2_f16_tied.gguf", tiny_model("qwen2", GGML_F16, tied=True))
     write("gguf/metadata_only.gguf", metadata_only())
+    write("gguf/qwen3_mix_32.gguf", tiny_model("qwen3", types_cycle=[
+        GGML_Q4_1, GGML_Q5_0, GGML_Q5_1, GGML_IQ4_NL, GGML_MXFP4, GGML_Q8_0, GGML_Q4_0]))
+    write("gguf/qwen3moe_mxfp4.gguf", tiny_model("qwen3moe", GGML_MXFP4, experts=2))
+    write("gguf/super_blocks.gguf", super_block_tensors())
+    write("gguf/super_blocks_nan_scale.gguf", super_block_tensors(bad_scale=True))
     write("safetensors/dense.safetensors", safetensors_file([
         ("model.embed_tokens.weight", "F32", [12, 32]), ("model.layers.0.self_attn.q_proj.weight", "BF16", [32, 32]),
         ("model.layers.0.self_attn.q_proj.bias", "F16", [32]), ("model.norm.weight", "F32", [32])]))

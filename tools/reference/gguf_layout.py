@@ -41,6 +41,14 @@ def gguf_name(hf_name):
     return f"blk.{parts[2]}.{_LAYER_NAMES['.'.join(parts[3:])]}"
 
 
+def gguf_tensor_name(hf_name):
+    """As gguf_name, and an expert's projection -> its stacked blk.N.ffn_*_exps tensor."""
+    if ".mlp.experts." in hf_name:
+        parts = hf_name.split(".")
+        return f"blk.{parts[2]}.{_EXPERT_PROJECTIONS[parts[6]]}"
+    return gguf_name(hf_name)
+
+
 def interleave_rope_rows(w, num_heads):
     """HF rotate_half pairs (i, i+d/2) -> GGUF llama interleaved pairs (2i, 2i+1):
     within each head, new row order is [0, d/2, 1, d/2+1, ...]. w: [heads*d, ...]."""
@@ -134,7 +142,7 @@ def add_model_metadata(writer, spec, dtype_name, file_type):
     writer.add_string("general.architecture", arch)
     writer.add_string("general.name", spec.name)
     writer.add_u32("general.file_type", file_type)
-    if dtype_name in ("q8_0", "q4_0"):
+    if dtype_name not in ("f32", "f16", "bf16"):
         writer.add_u32("general.quantization_version", 2)
     writer.add_u32(f"{arch}.context_length", spec.max_position_embeddings)
     writer.add_u32(f"{arch}.embedding_length", spec.hidden_size)

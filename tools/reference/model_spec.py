@@ -45,6 +45,8 @@ class ModelSpec:
     pad_token_id: int = None
     add_bos_token: bool = False
     seed: int = 0
+    super_blocks: bool = False     # written in the 256-value block types (variants.SUPER_BLOCK_VARIANTS)
+    num_greedy_tokens: int = None  # reference greedy tokens per prompt (None: gen_models' default, 32)
 
     @property
     def is_moe(self):
@@ -136,6 +138,22 @@ TINY_MODELS = {
         num_experts=8, num_experts_per_tok=2, moe_intermediate_size=64, norm_topk_prob=True,
         num_shards=2, seed=2004, **QWEN_TOKENS),
 }
+
+# Matmul in-dims that are multiples of 256, for the K-quants, IQ4_XS and MXFP4 (gguf only).
+# Hidden 256 keeps the 151936 x 256 tied embedding (which dominates file size and time)
+# small enough for CI; in-dims: 256 (q/k/v/gate/up, attn_output: 4 heads x 64), 512 (down).
+SUPER_BLOCK_MODELS = {
+    "tiny-qwen3-k": ModelSpec(
+        name="tiny-qwen3-k", hf_architecture="Qwen3ForCausalLM", hf_model_type="qwen3",
+        gguf_architecture="qwen3", hidden_size=256, num_layers=2, num_heads=4, num_kv_heads=2,
+        head_dim=64, intermediate_size=512, max_position_embeddings=40960,
+        rope_theta=1000000.0, rms_norm_eps=1e-6, tie_word_embeddings=True, qk_norm=True,
+        # 12 greedy tokens (8 must match for quantized files): each token costs a scalar
+        # 151936 x 256 logits matmul in every kernel family, so CI time stays near a minute
+        seed=4007, super_blocks=True, num_greedy_tokens=12, **QWEN_TOKENS),
+}
+# Every model check_golden compares (the super-block one only in its GGUF variants).
+GOLDEN_MODELS = {**TINY_MODELS, **SUPER_BLOCK_MODELS}
 
 PRESETS = {
     # Benchmark-sized random model with Qwen3-0.6B's shapes (no reference logits).

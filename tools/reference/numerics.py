@@ -1,9 +1,12 @@
-"""Number formats: f16/bf16 rounding and ggml's Q8_0 / Q4_0 block quantization.
+"""Number formats: f16/bf16 rounding and ggml's Q8_0 / Q4_0 block quantization
+(the other block types are in reference/quants.py; round_trip covers all).
 
 All functions work on the LAST axis (a linear weight's in-dim), so a {out, in}
 matrix or an {experts, out, in} stack quantizes row by row, as GGUF stores it.
 """
 import numpy as np
+
+from . import quants
 
 QK = 32  # values per Q8_0 / Q4_0 block
 Q8_0_BLOCK_BYTES = 2 + QK        # f16 scale + 32 int8
@@ -106,7 +109,8 @@ def unpack_q8_0(raw, num_blocks):
 
 
 def round_trip(x, dtype_name):
-    """The values a reader gets back after storing x in dtype_name (f32, f16, bf16, q8_0, q4_0)."""
+    """The values a reader gets back after storing x in dtype_name (f32, f16, bf16, q8_0, q4_0,
+    or any type of reference/quants.py)."""
     x = np.asarray(x, dtype=np.float32)
     if dtype_name == "f32":
         return x.copy()
@@ -118,4 +122,6 @@ def round_trip(x, dtype_name):
         return dequantize_q8_0(*quantize_q8_0(x), x.shape)
     if dtype_name == "q4_0":
         return dequantize_q4_0(*quantize_q4_0(x), x.shape)
+    if dtype_name in quants.FORMATS:
+        return quants.round_trip(x, dtype_name)
     raise ValueError(f"unknown dtype {dtype_name!r}")

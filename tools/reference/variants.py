@@ -1,21 +1,35 @@
 """The file variants each tiny model is written in, and the exact weights a
 reader gets back from each (so the reference runs on what the engine loads)."""
 from dataclasses import dataclass
+import fnmatch
 
-from . import numerics
+from . import gguf_layout, numerics
 
 
 @dataclass(frozen=True)
 class Variant:
-    key: str         # name in NAME.reference.json
+    key: str         # name in NAME.reference.json; its first part names the tolerances (golden_tolerances.py)
     container: str   # "safetensors" or "gguf"
-    dtype: str       # f32 / f16 / bf16 / q8_0 / q4_0
+    dtype: str       # f32 / f16 / bf16 / q8_0 / q4_0 / any type of reference/quants.py
+    # (GGUF tensor-name pattern, dtype) overrides, first match wins: a llama-quantize style mix
+    mix: tuple = ()
+
+    @property
+    def label(self):
+        return self.key.split("-")[0]
 
     def path(self, model_name):
         """Relative to the models directory."""
         if self.container == "safetensors":
             return model_name if self.dtype == "f32" else f"{model_name}-{self.dtype}"
-        return f"{model_name}-{self.dtype}.gguf"
+        return f"{model_name}-{self.label}.gguf"
+
+    def tensor_dtype(self, gguf_tensor_name):
+        """The dtype of one matrix (1-D tensors and the router stay F32 regardless)."""
+        for pattern, dtype in self.mix:
+            if fnmatch.fnmatchcase(gguf_tensor_name, pattern):
+                return dtype
+        return self.dtype
 
 
 VARIANTS = [
@@ -28,6 +42,31 @@ VARIANTS = [
     Variant("q4_0-gguf", "gguf", "q4_0"),
 ]
 
+# Models whose matmul in-dims are multiples of 256 (model_spec.SUPER_BLOCK_MODELS): the
+# K-quants (Q2_K mixed with Q3_K, as llama-quantize does), IQ4_XS and MXFP4, and a mix shaped like llama-quantize's Q4_K_M (token
+# embedding / output in Q6_K, attn_v and ffn_down one step up, some 32-value types mixed in).
+SUPER_BLOCK_VARIANTS = [
+    Variant("f32-gguf", "gguf", "f32"),
+    # like llama-quantize's Q2_K: Q2_K with Q3_K where precision matters most
+    Variant("q2_k-gguf", "gguf", "q2_k", mix=(("blk.*.attn_v.weight", "q3_k"), ("blk.*.ffn_down.weight", "q3_k"),
+                                             ("blk.0.attn_output.weight", "q3_k"))),
+    Variant("q4_k-gguf", "gguf", "q4_k"),
+    Variant("q5_k-gguf", "gguf", "q5_k"),
+    Variant("q6_k-gguf", "gguf", "q6_k"),
+    Variant("iq4_xs-gguf", "gguf", "iq4_xs"),
+    Variant("mxfp4-gguf", "gguf", "mxfp4"),
+    Variant("q4_k_m-gguf", "gguf", "q4_k", mix=(
+        ("token_embd.weight", "q6_k"), ("output.weight", "q6_k"),
+        ("blk.*.attn_v.weight", "q6_k"), ("blk.0.ffn_down.weight", "q5_k"),
+        ("blk.1.ffn_down.weight", "q5_0"), ("blk.*.attn_k.weight", "q4_1"),
+        ("blk.1.ffn_up.weight", "q5_1"), ("blk.1.attn_output.weight", "iq4_nl"),
+        ("blk.0.attn_output.weight", "q8_0"))),
+]
+
+
+def variants_for(spec):
+    return SUPER_BLOCK_VARIANTS if spec.super_blocks else VARIANTS
+
 
 def stored_in_file_dtype(hf_name, array):
     """GGUF keeps 1-D tensors (norms, biases) and the MoE router in F32."""
@@ -36,12 +75,14 @@ def stored_in_file_dtype(hf_name, array):
 
 def variant_weights(weights, variant):
     """HF-layout float32 weights -> the values a reader of `variant` gets back.
-    Rounding and Q8_0/Q4_0 blocks run along the last (in) axis, which commutes
+    Rounding and quantization blocks run along the last (in) axis, which commutes
     with the GGUF row permutation and expert stacking."""
     out = {}
     for name, array in weights.items():
-        if variant.container == "safetensors" or stored_in_file_dtype(name, array):
+        if variant.container == "safetensors":
             out[name] = numerics.round_trip(array, variant.dtype)
+        elif stored_in_file_dtype(name, array):
+            out[name] = numerics.round_trip(array, variant.tensor_dtype(gguf_layout.gguf_tensor_name(name)))
         else:
             out[name] = array
     return out

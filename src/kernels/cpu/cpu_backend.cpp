@@ -44,15 +44,7 @@ bool CpuBackend::supports(Op op, DType dtype) const {
   switch (op) {
     case Op::Matmul:
     case Op::GatherRows:
-      switch (dtype) {  // every weight dtype has a dequantizer, so the reference runs it
-        case DType::F32:
-        case DType::F16:
-        case DType::BF16:
-        case DType::Q8_0:
-        case DType::Q4_0:
-          return true;
-      }
-      return false;
+      return true;  // every dtype has a scalar dequantizer, so the reference runs any the fast paths lack
     case Op::PagedAttention:
     case Op::StoreKv:
       return is_kv_dtype(dtype);

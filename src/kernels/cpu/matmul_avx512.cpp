@@ -363,6 +363,7 @@ void matmul(const Tensor& w, const float* x, float* y, int64_t num_tokens, Threa
     case DType::BF16: return matmul_typed<DType::BF16>(w, x, y, num_tokens, pool);
     case DType::Q8_0: return matmul_typed<DType::Q8_0>(w, x, y, num_tokens, pool);
     case DType::Q4_0: return matmul_typed<DType::Q4_0>(w, x, y, num_tokens, pool);
+    default: break;  // no AVX-512 kernel for this dtype (yet): the reference dequantizes any dtype
   }
   ref::matmul(w, x, y, num_tokens, pool);
 }

@@ -18,6 +18,7 @@
 #include "kernels/cpu/avx512_ops.h"
 #include "kernels/cpu/vec_math_avx512.h"
 #include "kernels/cpu/avx512_target.h"
+#include "kernels/ref/ref_ops.h"
 
 LLMESH_AVX512_BEGIN
 
@@ -192,6 +193,7 @@ void int8_matmul(const Tensor& w, const float* x, float* y, int64_t num_tokens, 
 void matmul_int8(const Tensor& w, const float* x, float* y, int64_t num_tokens, ThreadPool& pool) {
   if (w.dtype == DType::Q8_0) return int8_matmul<DType::Q8_0>(w, x, y, num_tokens, pool);
   if (w.dtype == DType::Q4_0) return int8_matmul<DType::Q4_0>(w, x, y, num_tokens, pool);
+  ref::matmul(w, x, y, num_tokens, pool);  // callers check matmul_quantizes_activations(); never silently skip
 }
 
 }  // namespace llmesh::kernels::avx512

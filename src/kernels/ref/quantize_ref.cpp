@@ -7,6 +7,20 @@
 
 namespace llmesh::kernels::ref {
 
+namespace {
+
+// Q5_0 / Q5_1: nibbles as Q4_0 plus bit j of the little-endian u32 qh as bit 4 of value j.
+void unpack_5bit(const uint8_t* qs, const uint8_t* qh_bytes, int* q) {
+  uint32_t qh;
+  std::memcpy(&qh, qh_bytes, 4);
+  for (int j = 0; j < kQK / 2; ++j) {
+    q[j] = (qs[j] & 0x0f) | int(((qh >> j) & 1) << 4);
+    q[j + kQK / 2] = (qs[j] >> 4) | int(((qh >> (j + 16)) & 1) << 4);
+  }
+}
+
+}  // namespace
+
 void dequantize_row(DType dtype, const void* src, float* dst, int64_t n) {
   check(n % dtype_block_size(dtype) == 0, "dequantize_row: {} values is not a multiple of the {} block size {}",
         n, dtype_name(dtype), dtype_block_size(dtype));
@@ -45,6 +59,38 @@ void dequantize_row(DType dtype, const void* src, float* dst, int64_t n) {
       }
       return;
     }
+    case DType::Q4_1: {
+      const auto* blocks = static_cast<const BlockQ4_1*>(src);
+      for (int64_t b = 0; b < n / kQK; ++b) {
+        const float d = f16_to_f32(blocks[b].d), m = f16_to_f32(blocks[b].m);
+        float* out = dst + b * kQK;
+        for (int j = 0; j < kQK / 2; ++j) {
+          out[j] = d * float(blocks[b].qs[j] & 0x0f) + m;
+          out[j + kQK / 2] = d * float(blocks[b].qs[j] >> 4) + m;
+        }
+      }
+      return;
+    }
+    case DType::Q5_0:
+      for (int64_t b = 0; b < n / kQK; ++b) {
+        const auto& blk = static_cast<const BlockQ5_0*>(src)[b];
+        int q[kQK];
+        unpack_5bit(blk.qs, blk.qh, q);
+        const float d = f16_to_f32(blk.d);
+        for (int j = 0; j < kQK; ++j) dst[b * kQK + j] = d * float(q[j] - 16);
+      }
+      return;
+    case DType::Q5_1:
+      for (int64_t b = 0; b < n / kQK; ++b) {
+        const auto& blk = static_cast<const BlockQ5_1*>(src)[b];
+        int q[kQK];
+        unpack_5bit(blk.qs, blk.qh, q);
+        const float d = f16_to_f32(blk.d), m = f16_to_f32(blk.m);
+        for (int j = 0; j < kQK; ++j) dst[b * kQK + j] = d * float(q[j]) + m;
+      }
+      return;
+    default:
+      if (dequantize_row_super_blocks(dtype, src, dst, n)) return;
   }
   fail("dequantize_row: unknown dtype {}", int(dtype));
 }

@@ -15,7 +15,12 @@ namespace llmesh::kernels::ref {
 // Dequantizes each weight row to f32 and accumulates dot products in double.
 void matmul(const Tensor& w, const float* x, float* y, int64_t num_tokens, ThreadPool& pool);
 
+// Every dtype; n must be a multiple of the block size.
 void dequantize_row(DType dtype, const void* src, float* dst, int64_t n);
+// The K-quants, IQ4_NL / IQ4_XS, MXFP4 and Q8_K (dequantize_kquants_ref.cpp); false for other dtypes.
+bool dequantize_row_super_blocks(DType dtype, const void* src, float* dst, int64_t n);
+// Q8_K, the activation type of K-quant dot products: the signed extreme of each 256 maps to -128.
+void quantize_row_q8_k(const float* src, BlockQ8_K* dst, int64_t n);
 void quantize_row_q8_0(const float* src, BlockQ8_0* dst, int64_t n);
 void quantize_row_q4_0(const float* src, BlockQ4_0* dst, int64_t n);
 

@@ -58,7 +58,32 @@ TEST(DType, RowBytes) {
   DType d;
   EXPECT_TRUE(parse_dtype("q8_0", &d));
   EXPECT_EQ(d, DType::Q8_0);
-  EXPECT_FALSE(parse_dtype("q4_k", &d));
+  EXPECT_FALSE(parse_dtype("q4_k_m", &d));
+}
+
+TEST(DType, BlockTypesHaveGgmlGeometryAndNames) {
+  struct Case {
+    DType dtype;
+    const char* name;
+    int block;
+    size_t bytes;
+  };
+  const Case cases[] = {
+      {DType::Q4_1, "q4_1", 32, 20},   {DType::Q5_0, "q5_0", 32, 22},     {DType::Q5_1, "q5_1", 32, 24},
+      {DType::Q2_K, "q2_k", 256, 84},  {DType::Q3_K, "q3_k", 256, 110},   {DType::Q4_K, "q4_k", 256, 144},
+      {DType::Q5_K, "q5_k", 256, 176}, {DType::Q6_K, "q6_k", 256, 210},   {DType::Q8_K, "q8_k", 256, 292},
+      {DType::IQ4_NL, "iq4_nl", 32, 18}, {DType::IQ4_XS, "iq4_xs", 256, 136}, {DType::MXFP4, "mxfp4", 32, 17},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(dtype_name(c.dtype), c.name);
+    EXPECT_EQ(dtype_block_size(c.dtype), c.block) << c.name;
+    EXPECT_EQ(dtype_block_bytes(c.dtype), c.bytes) << c.name;
+    DType d;
+    ASSERT_TRUE(parse_dtype(c.name, &d));
+    EXPECT_EQ(d, c.dtype);
+    EXPECT_THROW(dtype_row_bytes(c.dtype, c.block / 2), Error) << c.name;
+  }
+  for (DType d : kAllDTypes) EXPECT_NE(dtype_name(d), "?");
 }
 
 }  // namespace

@@ -18,7 +18,6 @@ namespace {
 using testing::nmse;
 using testing::random_floats;
 
-constexpr DType kAllDTypes[] = {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0};
 
 TEST(CpuBackend, SupportsEveryWeightDtypeForMatmulKvDtypesForAttentionAndF32Elsewhere) {
   ThreadPool pool(1);

@@ -2,6 +2,9 @@
 // dequantization of every dtype.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "core/error.h"
 #include "kernels/ops.h"
 #include "kernel_test_util.h"
@@ -97,6 +100,78 @@ TEST(Dequantize, FloatTypes) {
   EXPECT_EQ(out[2], 65280.0f);
   dequantize_row(DType::F32, values, out, 3);
   for (int i = 0; i < 3; ++i) EXPECT_EQ(out[i], values[i]);
+}
+
+TEST(QuantizeQ8_K, RoundTripsWithBlockSums) {
+  const std::vector<float> x = testing::random_floats(512, 7);
+  BlockQ8_K blocks[2];
+  quantize_row_q8_k(x.data(), blocks, 512);
+  float back[512];
+  dequantize_row(DType::Q8_K, blocks, back, 512);
+  for (int b = 0; b < 2; ++b) {
+    float amax = 0;
+    for (int j = 0; j < 256; ++j) amax = std::max(amax, std::fabs(x[size_t(256 * b + j)]));
+    EXPECT_NEAR(std::fabs(blocks[b].d), amax / 128, 1e-7f);
+    // within one step: the positive extreme may clamp at 127
+    for (int j = 0; j < 256; ++j)
+      EXPECT_NEAR(back[256 * b + j], x[size_t(256 * b + j)], std::fabs(blocks[b].d) * 1.01f);
+    for (int g = 0; g < 16; ++g) {
+      int sum = 0;
+      for (int j = 0; j < 16; ++j) sum += blocks[b].qs[16 * g + j];
+      EXPECT_EQ(blocks[b].bsums[g], sum);
+    }
+  }
+  const std::vector<float> zeros(256, 0.0f);
+  quantize_row_q8_k(zeros.data(), blocks, 256);
+  dequantize_row(DType::Q8_K, blocks, back, 256);
+  for (int j = 0; j < 256; ++j) EXPECT_EQ(back[j], 0.0f);
+}
+
+// Hand-built blocks whose values are known from the format alone.
+TEST(Dequantize, HandBuiltBlocksOfTheNewTypes) {
+  float out[256];
+  {  // Q4_1: d = 0.5, m = -1: x = 0.5 q - 1
+    BlockQ4_1 b{f32_to_f16(0.5f), f32_to_f16(-1.0f), {}};
+    for (int j = 0; j < 16; ++j) b.qs[j] = uint8_t(j | ((15 - j) << 4));
+    dequantize_row(DType::Q4_1, &b, out, 32);
+    EXPECT_EQ(out[0], -1.0f);
+    EXPECT_EQ(out[3], 0.5f);
+    EXPECT_EQ(out[16], 6.5f);
+  }
+  {  // Q5_0: value 17 has its fifth bit set: q = 1 | 16 = 17 -> d (17 - 16) = d
+    BlockQ5_0 b{f32_to_f16(2.0f), {0, 0, 2, 0}, {}};
+    b.qs[1] = 0x10;
+    dequantize_row(DType::Q5_0, &b, out, 32);
+    EXPECT_EQ(out[17], 2.0f);
+    EXPECT_EQ(out[1], -32.0f);
+  }
+  {  // Q6_K: every 6-bit quant 33 (-> +1), scale i = i + 1, d = 1: x_i = scale of sub-block i / 16
+    BlockQ6_K b{};
+    for (uint8_t& v : b.ql) v = 0x11;
+    for (uint8_t& v : b.qh) v = 0xaa;  // high bits 2 -> 32 + 1 = 33
+    for (int i = 0; i < 16; ++i) b.scales[i] = int8_t(i + 1);
+    b.d = f32_to_f16(1.0f);
+    dequantize_row(DType::Q6_K, &b, out, 256);
+    for (int i = 0; i < 256; ++i) EXPECT_EQ(out[i], float(i / 16 + 1)) << i;
+  }
+  {  // MXFP4: e = 128 -> scale 2^1; code 7 is 6.0, code 9 is -0.5
+    BlockMXFP4 b{128, {}};
+    b.qs[0] = 0x97;
+    dequantize_row(DType::MXFP4, &b, out, 32);
+    EXPECT_EQ(out[0], 12.0f);
+    EXPECT_EQ(out[16], -1.0f);
+    EXPECT_EQ(out[1], 0.0f);
+  }
+  {  // IQ4_XS: sub-block 5 has ls = 33 (dl = d), code 15 is 113
+    BlockIQ4_XS b{};
+    b.d = f32_to_f16(0.25f);
+    b.scales_l[2] = uint8_t(1 << 4);     // low nibble of sub-block 5 = 1
+    b.scales_h = uint16_t(2 << 10);      // high bits of sub-block 5 = 2 -> ls = 33
+    b.qs[16 * 5] = 0x0f;
+    dequantize_row(DType::IQ4_XS, &b, out, 256);
+    EXPECT_EQ(out[32 * 5], 0.25f * 113);
+    EXPECT_EQ(out[32 * 5 + 16], 0.25f * -127);
+  }
 }
 
 TEST(Quantize, RejectsPartialBlocks) {

@@ -131,12 +131,125 @@ TEST(FormatGguf, HonoursCustomAlignment) {
 }
 
 TEST(FormatGguf, RejectsUnsupportedTensorTypesNamingTensorAndType) {
-  GgufWriter w;
-  w.tensor("blk.0.ffn_down.weight", {2, 256}, test::kGgmlQ4_K, std::vector<uint8_t>(2 * 144, 0));
-  const auto bytes = w.build();
-  const std::string e = error_of([&] { parse(bytes); });
-  EXPECT_NE(e.find("blk.0.ffn_down.weight"), std::string::npos) << e;
-  EXPECT_NE(e.find("Q4_K"), std::string::npos) << e;
+  {  // a real ggml type llmesh lacks (IQ2_XXS: 66-byte blocks of 256)
+    GgufWriter w;
+    w.tensor("blk.0.ffn_down.weight", {2, 256}, 16, std::vector<uint8_t>(2 * 66, 0));
+    const auto bytes = w.build();
+    const std::string e = error_of([&] { parse(bytes); });
+    EXPECT_NE(e.find("test.gguf"), std::string::npos) << e;
+    EXPECT_NE(e.find("blk.0.ffn_down.weight"), std::string::npos) << e;
+    EXPECT_NE(e.find("IQ2_XXS"), std::string::npos) << e;
+    EXPECT_NE(e.find("Q4_K"), std::string::npos) << e;  // the list of what llmesh reads
+  }
+  {  // an id ggml never used
+    GgufWriter w;
+    w.tensor("t", {2, 32}, 99, std::vector<uint8_t>(64, 0));
+    const auto bytes = w.build();
+    const std::string e = error_of([&] { parse(bytes); });
+    EXPECT_NE(e.find("'t'"), std::string::npos) << e;
+    EXPECT_NE(e.find("type 99"), std::string::npos) << e;
+  }
+}
+
+// Every type llmesh reads maps to its ggml id and back, with ggml's block geometry.
+TEST(FormatGguf, ReadsEveryBlockTypeWithGgmlSizes) {
+  struct Case {
+    uint32_t ggml_type;
+    DType dtype;
+    int64_t cols;
+    size_t row_bytes;
+  };
+  const Case cases[] = {
+      {3, DType::Q4_1, 64, 40},     {6, DType::Q5_0, 64, 44},    {7, DType::Q5_1, 64, 48},
+      {10, DType::Q2_K, 512, 168},  {11, DType::Q3_K, 256, 110}, {12, DType::Q4_K, 256, 144},
+      {13, DType::Q5_K, 256, 176},  {14, DType::Q6_K, 256, 210}, {15, DType::Q8_K, 256, 292},
+      {20, DType::IQ4_NL, 32, 18},  {23, DType::IQ4_XS, 256, 136}, {39, DType::MXFP4, 64, 34},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(dtype_name(c.dtype));
+    GgufWriter w;
+    // zero bytes: every scale is +0, which is finite
+    w.tensor("t", {3, c.cols}, c.ggml_type, std::vector<uint8_t>(3 * c.row_bytes, 0));
+    const auto bytes = w.build();
+    const GgufFile f = parse(bytes);
+    EXPECT_EQ(f.find_tensor("t")->dtype, c.dtype);
+    EXPECT_EQ(f.find_tensor("t")->row_bytes(), c.row_bytes);
+    EXPECT_EQ(ggml_type_of(c.dtype), c.ggml_type);
+    DType back;
+    ASSERT_TRUE(dtype_from_ggml(c.ggml_type, &back));
+    EXPECT_EQ(back, c.dtype);
+  }
+  {  // a super-block type's rows must be whole 256-value blocks
+    GgufWriter w;
+    w.tensor("blk.0.attn_q.weight", {2, 128}, 12, std::vector<uint8_t>(144, 0));
+    const auto bytes = w.build();
+    const std::string e = error_of([&] { parse(bytes); });
+    EXPECT_NE(e.find("blk.0.attn_q.weight"), std::string::npos) << e;
+    EXPECT_NE(e.find("block size 256"), std::string::npos) << e;
+  }
+}
+
+// A NaN / Inf block scale is an error naming the file, tensor and block, for every field.
+TEST(FormatGguf, RejectsNonFiniteBlockScales) {
+  struct Case {
+    uint32_t ggml_type;
+    int64_t cols;
+    size_t block_bytes;
+    size_t offset;  // of the scale field in the block
+    int width;      // 2: f16, 4: f32, 1: e8m0
+  };
+  const Case cases[] = {
+      {8, 32, 34, 0, 2},     {2, 32, 18, 0, 2},    {3, 32, 20, 0, 2},    {3, 32, 20, 2, 2},
+      {6, 32, 22, 0, 2},     {7, 32, 24, 2, 2},    {10, 256, 84, 80, 2}, {10, 256, 84, 82, 2},
+      {11, 256, 110, 108, 2}, {12, 256, 144, 0, 2}, {12, 256, 144, 2, 2}, {13, 256, 176, 2, 2},
+      {14, 256, 210, 208, 2}, {15, 256, 292, 0, 4}, {20, 32, 18, 0, 2},   {23, 256, 136, 0, 2},
+      {39, 32, 17, 0, 1},
+  };
+  for (const Case& c : cases) {
+    for (bool nan : {true, false}) {
+      SCOPED_TRACE(testing::Message() << "ggml type " << c.ggml_type << " offset " << c.offset
+                                      << (nan ? " nan" : " inf"));
+      if (c.width == 1 && !nan) continue;  // e8m0 has no infinity
+      std::vector<uint8_t> data(4 * c.block_bytes, 0);
+      uint8_t* field = data.data() + 3 * c.block_bytes + c.offset;  // the last block of the second row
+      if (c.width == 2) {
+        const uint16_t h = nan ? 0x7e00 : 0xfc00;
+        std::memcpy(field, &h, 2);
+      } else if (c.width == 4) {
+        const uint32_t f = nan ? 0x7fc00000u : 0x7f800000u;
+        std::memcpy(field, &f, 4);
+      } else {
+        *field = 0xff;
+      }
+      GgufWriter w;
+      w.tensor("fine", {1, c.cols}, c.ggml_type, std::vector<uint8_t>(c.block_bytes, 0));
+      w.tensor("blk.3.ffn_up.weight", {2, 2 * c.cols}, c.ggml_type, data);
+      const auto bytes = w.build();
+      const std::string e = error_of([&] { parse(bytes); });
+      EXPECT_NE(e.find("test.gguf"), std::string::npos) << e;
+      EXPECT_NE(e.find("'blk.3.ffn_up.weight'"), std::string::npos) << e;
+      EXPECT_NE(e.find("non-finite"), std::string::npos) << e;
+      EXPECT_NE(e.find("block 3 of 4"), std::string::npos) << e;
+    }
+  }
+}
+
+// The scan splits big files over threads and still reports the first bad block in file order.
+TEST(FormatGguf, ScaleScanOverThreadsFindsTheFirstBadBlock) {
+  std::vector<Tensor> tensors(3);
+  std::vector<std::vector<BlockQ8_0>> storage(3, std::vector<BlockQ8_0>(size_t(1) << 20, BlockQ8_0{}));
+  for (int i = 0; i < 3; ++i) {
+    tensors[size_t(i)].name = "t" + std::to_string(i);
+    tensors[size_t(i)].dtype = DType::Q8_0;
+    tensors[size_t(i)].shape = {1024, 1024 * 32};
+    tensors[size_t(i)].data = storage[size_t(i)].data();
+  }
+  EXPECT_NO_THROW(check_block_scales(tensors, "big.gguf", 4));
+  storage[2][5].d = 0x7c00;
+  storage[1][700000].d = 0x7c01;
+  storage[1][900000].d = 0x7c00;
+  const std::string e = error_of([&] { check_block_scales(tensors, "big.gguf", 4); });
+  EXPECT_NE(e.find("big.gguf: tensor 't1'"), std::string::npos) << e;
 }
 
 TEST(FormatGguf, RejectsStructuralProblems) {
