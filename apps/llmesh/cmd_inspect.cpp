@@ -112,7 +112,9 @@ void inspect(const InspectOptions& o) {
              dtype_name(kv.dtype), kv_others, human_bytes(double(kv.bytes_per_token()) * double(c.max_position)));
   fmt::print("chat template {}\n", files.chat_template.empty() ? "none" : "yes");
   fmt::print("CPU kernels   {}{}\n", kernels::backend_name(),
-             std::string_view(kernels::backend_name()) == "ref" ? " (the scalar reference: no AVX-512 on this CPU, or LLMESH_KERNELS=ref)" : "");
+             std::string_view(kernels::backend_name()) == "ref"
+                 ? " (the scalar reference: no AVX2 on this CPU, or LLMESH_KERNELS=ref)"
+                 : "");
 }
 
 }  // namespace

@@ -5,7 +5,13 @@
 //  * prefill matmul (512 tokens): GFLOP/s.
 //  * paged attention: prefill of 512 tokens and decode against a 4096-token context.
 // Weights hold random values (quantized blocks get random bits and a small scale): speed does not
-// depend on them. Usage: llmesh_kernel_bench [num_threads] [min_seconds_per_case]
+// depend on them.
+// Usage: llmesh_kernel_bench [num_threads] [min_seconds_per_case] [options]
+//   --kernels=avx2,ref      kernel families to run, one after the other (default: the dispatched one;
+//                           "all" = every family this CPU runs); each family's rows are prefixed by its name
+//   --dtypes=bf16,q8_0      weight dtypes (default: bf16,f16,q8_0,q4_0,f32)
+//   --only=gemv,prefill,small,attention   sections (default: all)
+// e.g. llmesh_kernel_bench 2 0.3 --kernels=avx2,ref --dtypes=bf16,q8_0,q4_0 --only=gemv,prefill
 #include <algorithm>
 #include <chrono>
 #include <ctime>
@@ -14,9 +20,12 @@
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "kernels/cpu/cpu_backend.h"
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/ops.h"
 
 using namespace llmesh;
@@ -31,6 +40,25 @@ double now_seconds() {
   timespec ts;
   clock_gettime(g_use_cpu_time ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
   return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+// What to run (command-line options).
+struct Options {
+  std::vector<DType> dtypes = {DType::BF16, DType::F16, DType::Q8_0, DType::Q4_0, DType::F32};
+  std::vector<std::string> sections = {"gemv", "prefill", "small", "attention"};
+  bool runs(std::string_view section) const {
+    return std::find(sections.begin(), sections.end(), section) != sections.end();
+  }
+};
+
+std::vector<std::string> split_commas(std::string_view list) {
+  std::vector<std::string> parts;
+  while (!list.empty()) {
+    const size_t comma = list.find(',');
+    parts.emplace_back(list.substr(0, comma));
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+  }
+  return parts;
 }
 
 struct Timer {
@@ -92,16 +120,19 @@ std::vector<uint8_t> random_weights(DType dtype, int64_t rows, int64_t cols, std
   return bytes;
 }
 
-void bench_matmul(kernels::CpuBackend& cpu, double min_seconds) {
+void bench_matmul(kernels::CpuBackend& cpu, double min_seconds, const Options& options) {
   std::mt19937 rng(1);
   struct Shape { int64_t out, in; const char* what; };
   const Shape shapes[] = {{151936, 1024, "lm_head"}, {3072, 1024, "ffn up/gate"}, {1024, 3072, "ffn down"},
                           {2048, 1024, "q proj"}};
-  const DType dtypes[] = {DType::BF16, DType::F16, DType::Q8_0, DType::Q4_0, DType::F32};
+  const std::vector<DType>& dtypes = options.dtypes;
+  const char* family = cpu.kernels().name;
   // Decode streams every weight from DRAM once per token: rotate through copies of the matrix
   // totalling > 512 MiB so no call finds its weights in the caches.
-  std::printf("gemv, 1 token (%d threads), weights streamed from DRAM:\n", cpu.pool().num_threads());
+  if (options.runs("gemv"))
+    std::printf("[%s] gemv, 1 token (%d threads), weights streamed from DRAM:\n", family, cpu.pool().num_threads());
   for (const Shape& shape : shapes) {
+    if (!options.runs("gemv")) break;
     for (DType dtype : dtypes) {
       if (dtype == DType::F32 && shape.out > 100000) continue;
       const std::vector<uint8_t> one = random_weights(dtype, shape.out, shape.in, rng);
@@ -114,13 +145,15 @@ void bench_matmul(kernels::CpuBackend& cpu, double min_seconds) {
         const Tensor w{"w", dtype, {shape.out, shape.in}, copies.data() + (next++ % num_copies) * one.size()};
         cpu.matmul(w, x.data(), y.data(), 1);
       });
-      std::printf("  %-12s %6ld x %-5ld %-5s %8.1f us  %6.1f GB/s\n", shape.what, long(shape.out), long(shape.in),
-                  std::string(dtype_name(dtype)).c_str(), seconds * 1e6, double(one.size()) / seconds / 1e9);
+      std::printf("  [%s] %-12s %6ld x %-5ld %-5s %8.1f us  %6.1f GB/s\n", family, shape.what, long(shape.out),
+                  long(shape.in), std::string(dtype_name(dtype)).c_str(), seconds * 1e6,
+                  double(one.size()) / seconds / 1e9);
     }
   }
-  std::printf("prefill matmul, 512 tokens:\n");
+  if (options.runs("prefill")) std::printf("[%s] prefill matmul, 512 tokens:\n", family);
   const int64_t num_tokens = 512;
   for (const Shape& shape : {shapes[1], shapes[2], shapes[3]}) {
+    if (!options.runs("prefill")) break;
     for (DType dtype : dtypes) {
       std::vector<uint8_t> bytes = random_weights(dtype, shape.out, shape.in, rng);
       Tensor w{"w", dtype, {shape.out, shape.in}, bytes.data()};
@@ -128,19 +161,24 @@ void bench_matmul(kernels::CpuBackend& cpu, double min_seconds) {
       const double seconds =
           Timer::best_of(min_seconds, [&] { cpu.matmul(w, x.data(), y.data(), num_tokens); });
       const double flops = 2.0 * double(shape.out) * double(shape.in) * double(num_tokens);
-      std::printf("  %-12s %6ld x %-5ld %-5s %8.2f ms  %6.1f GFLOP/s\n", shape.what, long(shape.out),
+      std::printf("  [%s] %-12s %6ld x %-5ld %-5s %8.2f ms  %6.1f GFLOP/s\n", family, shape.what, long(shape.out),
                   long(shape.in), std::string(dtype_name(dtype)).c_str(), seconds * 1e3, flops / seconds / 1e9);
     }
   }
-  std::printf("small-batch matmul (3072 x 1024 bf16, weights in cache):\n");
-  {
-    std::vector<uint8_t> bytes = random_weights(DType::BF16, 3072, 1024, rng);
-    Tensor w{"w", DType::BF16, {3072, 1024}, bytes.data()};
-    for (int64_t t : {1, 2, 4, 8, 16, 32, 48, 64, 96}) {
+  if (!options.runs("small")) return;
+  // Where the streaming (decode) path hands over to the packed (prefill) one: tokens around the
+  // switch, weights in cache.
+  for (DType dtype : dtypes) {
+    if (dtype == DType::F32) continue;
+    std::printf("[%s] small-batch matmul (3072 x 1024 %s, weights in cache):\n", family,
+                std::string(dtype_name(dtype)).c_str());
+    std::vector<uint8_t> bytes = random_weights(dtype, 3072, 1024, rng);
+    Tensor w{"w", dtype, {3072, 1024}, bytes.data()};
+    for (int64_t t : {1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192}) {
       std::vector<float> x(size_t(t * 1024), 0.25f), y(size_t(t * 3072));
       const double seconds = Timer::best_of(min_seconds, [&] { cpu.matmul(w, x.data(), y.data(), t); });
-      std::printf("  tokens %3ld  %8.1f us  %6.1f GFLOP/s\n", long(t), seconds * 1e6,
-                  2.0 * 3072 * 1024 * double(t) / seconds / 1e9);
+      std::printf("  [%s] %-5s tokens %3ld  %8.1f us  %6.1f GFLOP/s\n", family, std::string(dtype_name(dtype)).c_str(),
+                  long(t), seconds * 1e6, 2.0 * 3072 * 1024 * double(t) / seconds / 1e9);
     }
   }
 }
@@ -162,22 +200,62 @@ void bench_attention(kernels::CpuBackend& cpu, double min_seconds) {
     kernels::AttentionBatch batch{num_tokens, positions.data(), seq.data(), tables};
     const double seconds = Timer::best_of(
         min_seconds, [&] { cpu.paged_attention(q.data(), out.data(), batch, kv, num_heads, 0.088f); });
-    std::printf("paged attention %s (16 q heads, 8 kv heads, head_dim 128): %.3f ms per layer\n",
-                num_tokens == 1 ? "decode, 1 token at context 4096" : "prefill, 512 tokens", seconds * 1e3);
+    std::printf("[%s] paged attention %s (16 q heads, 8 kv heads, head_dim 128): %.3f ms per layer\n",
+                cpu.kernels().name, num_tokens == 1 ? "decode, 1 token at context 4096" : "prefill, 512 tokens",
+                seconds * 1e3);
   }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int num_threads = argc > 1 ? std::atoi(argv[1]) : 0;
-  const double min_seconds = argc > 2 ? std::atof(argv[2]) : 0.3;
+  std::vector<std::string_view> positional;
+  Options options;
+  std::vector<const kernels::CpuKernels*> families;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    auto value_of = [&](std::string_view flag) { return arg.substr(flag.size()); };
+    if (arg.starts_with("--dtypes=")) {
+      options.dtypes.clear();
+      for (const std::string& name : split_commas(value_of("--dtypes="))) {
+        DType dtype;
+        if (!parse_dtype(name, &dtype)) {
+          std::fprintf(stderr, "unknown dtype %s\n", name.c_str());
+          return 2;
+        }
+        options.dtypes.push_back(dtype);
+      }
+    } else if (arg.starts_with("--only=")) {
+      options.sections = split_commas(value_of("--only="));
+    } else if (arg.starts_with("--kernels=")) {
+      std::vector<std::string> names = split_commas(value_of("--kernels="));
+      if (names == std::vector<std::string>{"all"}) names = {"avx512", "avx2", "ref"};
+      for (const std::string& name : names) {
+        const bool runnable = name == "ref" || (name == "avx2" && kernels::cpu::has_avx2_kernels()) ||
+                              (name == "avx512" && kernels::cpu::has_avx512_kernels());
+        if (!runnable) {
+          std::fprintf(stderr, "skipping kernels %s: unknown, or this CPU cannot run them\n", name.c_str());
+          continue;
+        }
+        families.push_back(kernels::choose_cpu_kernels(name.c_str(), kernels::cpu::has_avx512_kernels(),
+                                                       kernels::cpu::has_avx2_kernels())
+                               .kernels);
+      }
+    } else {
+      positional.push_back(arg);
+    }
+  }
+  const int num_threads = positional.size() > 0 ? std::atoi(std::string(positional[0]).c_str()) : 0;
+  const double min_seconds = positional.size() > 1 ? std::atof(std::string(positional[1]).c_str()) : 0.3;
+  if (families.empty()) families.push_back(&kernels::best_cpu_kernels());
   ThreadPool pool(num_threads);
   g_use_cpu_time = pool.num_threads() == 1;
-  std::printf("kernels: %s, timing: %s\n", kernels::backend_name(),
+  std::printf("dispatched kernels: %s, timing: %s\n", kernels::backend_name(),
               g_use_cpu_time ? "thread CPU time" : "wall clock");
-  kernels::CpuBackend cpu(pool);  // the ops as the model calls them
-  bench_matmul(cpu, min_seconds);
-  bench_attention(cpu, min_seconds);
+  for (const kernels::CpuKernels* family : families) {
+    kernels::CpuBackend cpu(pool, *family);  // the ops as the model calls them
+    bench_matmul(cpu, min_seconds, options);
+    if (options.runs("attention")) bench_attention(cpu, min_seconds);
+  }
   return 0;
 }

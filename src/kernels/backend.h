@@ -87,7 +87,7 @@ class Backend {
  public:
   virtual ~Backend() = default;
 
-  // "cpu/avx512", "cpu/ref", ... (for logs and `llmesh inspect`).
+  // "cpu/avx512", "cpu/avx2", "cpu/ref", ... (for logs and `llmesh inspect`).
   virtual const char* name() const = 0;
   virtual Device device() const = 0;
   // Whether `op` runs on data of `dtype` here (see Op for which dtype each op is asked about).
@@ -100,9 +100,10 @@ class Backend {
 
   // y[t, o] = sum_i w[o, i] * x[t, i].
   // w: {out, in} of a dtype supports(Matmul) admits; x: [num_tokens, in] f32; y: [num_tokens, out] f32
-  // (must not alias x). Numerics: f32 products and sums, except that the CPU backend's AVX-512 path
-  // rounds x to int8 blocks of 32 for Q8_0/Q4_0 weights with few tokens (< 128), as llama.cpp does:
-  // relative error ~1e-2..1e-3 per output, NMSE ~1e-5 against the reference.
+  // (must not alias x). Numerics: f32 products and sums, except that the CPU backend rounds x to int8
+  // blocks of 32 for Q8_0/Q4_0 weights, as llama.cpp does: the AVX-512 path with few tokens (< 128),
+  // the AVX2 path at every token count (avx2::matmul_quantizes_activations); relative error
+  // ~1e-2..1e-3 per output, NMSE ~1e-5 against the reference.
   virtual void matmul(const Tensor& w, const float* x, float* y, int64_t num_tokens) = 0;
 
   // ---- rows -----------------------------------------------------------------

@@ -4,10 +4,11 @@
 // (kernels/backend.h); the CPU backend is kernels/cpu/cpu_backend.h.
 //
 // On the CPU every op has a scalar reference (kernels/ref/, plain C++) and may
-// have fast paths (kernels/cpu/, AVX-512 with BF16/VNNI) chosen once at run
-// time from the CPU's features. LLMESH_KERNELS=ref in the environment forces
-// the reference path everywhere (for debugging a numerical difference). The
-// unit tests check every fast path against the reference.
+// have fast paths (kernels/cpu/: AVX-512 with BF16/VNNI, or AVX2 + FMA + F16C)
+// chosen once at run time from the CPU's features. LLMESH_KERNELS=ref in the
+// environment forces the reference path everywhere (for debugging a numerical
+// difference); =avx2 / =avx512 force a fast family the CPU supports. The unit
+// tests check every fast path against the reference.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +19,7 @@
 
 namespace llmesh::kernels {
 
-// Name of the CPU kernel family the CPU backend uses: "avx512" or "ref".
+// Name of the CPU kernel family the CPU backend uses: "avx512", "avx2" or "ref".
 const char* backend_name();
 
 // ---- host (de)quantization ----------------------------------------------------

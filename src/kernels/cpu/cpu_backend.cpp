@@ -7,6 +7,8 @@
 #include <string_view>
 
 #include "core/error.h"
+#include "core/log.h"
+#include "kernels/cpu/avx2_ops.h"
 #include "kernels/cpu/avx512_ops.h"
 #include "kernels/cpu/cpu_features.h"
 
@@ -20,25 +22,45 @@ const CpuKernels kReference{"ref",           ref::matmul,       ref::rmsnorm,   
 const CpuKernels kAvx512{"avx512",          avx512::matmul,    avx512::rmsnorm,     avx512::silu_mul,
                          avx512::softmax_inplace, avx512::add_inplace, ref::rope_inplace, avx512::paged_attention,
                          ref::store_kv};
+const CpuKernels kAvx2{"avx2",          avx2::matmul,    avx2::rmsnorm,      avx2::silu_mul,
+                       avx2::softmax_inplace, avx2::add_inplace, avx2::rope_inplace, avx2::paged_attention,
+                       ref::store_kv};
 
-const CpuKernels& select_kernels() {
-  const char* forced = std::getenv("LLMESH_KERNELS");
-  if (forced != nullptr && std::string_view(forced) == "ref") return kReference;
-  if (!cpu::has_avx512_kernels()) return kReference;
-  return kAvx512;
+// "cpu/" + the family's name, as a static string (Backend::name returns a const char*).
+const char* backend_name_for(const CpuKernels& kernels) {
+  const std::string_view name = kernels.name;
+  return name == "avx512" ? "cpu/avx512" : name == "avx2" ? "cpu/avx2" : "cpu/ref";
 }
 
 }  // namespace
 
+CpuKernelsChoice choose_cpu_kernels(const char* requested, bool has_avx512, bool has_avx2) {
+  const CpuKernels* best = has_avx512 ? &kAvx512 : has_avx2 ? &kAvx2 : &kReference;
+  const std::string_view name = requested != nullptr ? requested : "";
+  if (name.empty()) return {best, ""};
+  if (name == "ref") return {&kReference, ""};
+  if (name == "avx512" && has_avx512) return {&kAvx512, ""};
+  if (name == "avx2" && has_avx2) return {&kAvx2, ""};
+  const bool known = name == "avx512" || name == "avx2";
+  return {best, fmt::format("LLMESH_KERNELS={}: {}; using the {} kernels instead", name,
+                            known ? "this CPU cannot run these kernels" : "unknown kernel family (ref, avx2, avx512)",
+                            best->name)};
+}
+
 const CpuKernels& best_cpu_kernels() {
-  static const CpuKernels& chosen = select_kernels();
+  static const CpuKernels& chosen = []() -> const CpuKernels& {
+    const CpuKernelsChoice choice =
+        choose_cpu_kernels(std::getenv("LLMESH_KERNELS"), cpu::has_avx512_kernels(), cpu::has_avx2_kernels());
+    if (!choice.warning.empty()) log_warn("{}", choice.warning);
+    return *choice.kernels;
+  }();
   return chosen;
 }
 
 const CpuKernels& reference_cpu_kernels() { return kReference; }
 
 CpuBackend::CpuBackend(ThreadPool& pool, const CpuKernels& kernels)
-    : pool_(pool), kernels_(kernels), name_(std::string_view(kernels.name) == "avx512" ? "cpu/avx512" : "cpu/ref") {}
+    : pool_(pool), kernels_(kernels), name_(backend_name_for(kernels)) {}
 
 bool CpuBackend::supports(Op op, DType dtype) const {
   switch (op) {

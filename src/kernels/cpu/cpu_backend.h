@@ -1,8 +1,8 @@
 // The CPU backend: host memory, and the kernels of kernels/ref/ or kernels/cpu/
-// (AVX-512) picked once per process from the CPU's features.
+// (AVX-512 or AVX2) picked once per process from the CPU's features.
 //
 //   ThreadPool pool(0);
-//   kernels::CpuBackend cpu(pool);                 // best kernels (LLMESH_KERNELS=ref forces the reference)
+//   kernels::CpuBackend cpu(pool);                 // best kernels (LLMESH_KERNELS overrides: see choose_cpu_kernels)
 //   cpu.matmul(w, x, y, num_tokens);               // parallel over output rows on `pool`
 //   kernels::CpuBackend ref(pool, kernels::reference_cpu_kernels());  // the scalar reference, e.g. in tests
 //
@@ -12,6 +12,7 @@
 #pragma once
 
 #include <mutex>
+#include <string>
 
 #include "core/thread_pool.h"
 #include "kernels/backend.h"
@@ -19,10 +20,10 @@
 
 namespace llmesh::kernels {
 
-// One CPU kernel family: the reference, or the AVX-512 fast paths (which fall
-// back to the reference for shapes they do not handle).
+// One CPU kernel family: the reference, or the AVX-512 or AVX2 fast paths (which
+// fall back to the reference for shapes and dtypes they do not handle).
 struct CpuKernels {
-  const char* name;  // "avx512" or "ref"
+  const char* name;  // "avx512", "avx2" or "ref"
   decltype(&ref::matmul) matmul;
   decltype(&ref::rmsnorm) rmsnorm;
   decltype(&ref::silu_mul) silu_mul;
@@ -33,7 +34,20 @@ struct CpuKernels {
   decltype(&ref::store_kv) store_kv;
 };
 
-// AVX-512 when the CPU has it (cpu::has_avx512_kernels) and LLMESH_KERNELS is not "ref"; chosen once.
+// The family for LLMESH_KERNELS=`requested` (nullptr or "" when unset) on a CPU with these features:
+//   unset   the best the CPU runs: avx512 (cpu::has_avx512_kernels), else avx2 (has_avx2_kernels), else ref
+//   ref     the scalar reference
+//   avx2    AVX2 even where AVX-512 is available (comparisons, debugging)
+//   avx512  AVX-512
+// A request the CPU cannot run, or an unknown name, gets the best family and a one-line
+// explanation in `warning` (empty otherwise).
+struct CpuKernelsChoice {
+  const CpuKernels* kernels;
+  std::string warning;
+};
+CpuKernelsChoice choose_cpu_kernels(const char* requested, bool has_avx512, bool has_avx2);
+
+// choose_cpu_kernels(LLMESH_KERNELS, this CPU), chosen once per process; a warning goes to stderr then.
 const CpuKernels& best_cpu_kernels();
 const CpuKernels& reference_cpu_kernels();
 

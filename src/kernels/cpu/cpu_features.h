@@ -7,4 +7,8 @@ namespace llmesh::kernels::cpu {
 // what kernels/cpu/*_avx512.cpp are compiled for.
 bool has_avx512_kernels();
 
+// AVX2 + FMA + F16C, with OS support for the YMM state: what kernels/cpu/*_avx2.cpp are compiled for
+// (Haswell and later, Zen 1 and later).
+bool has_avx2_kernels();
+
 }  // namespace llmesh::kernels::cpu

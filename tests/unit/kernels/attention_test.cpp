@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/cpu/avx2_ops.h"
 #include "kernels/cpu/avx512_ops.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/ops.h"
@@ -139,6 +140,7 @@ void run_case(const AttentionCase& c, DType dtype = DType::F32) {
   std::vector<std::pair<const char*, AttentionFn>> impls = {{"ref", ref::paged_attention},
                                                             {"cpu backend", backend_attention}};
   if (cpu::has_avx512_kernels()) impls.push_back({"avx512", avx512::paged_attention});
+  if (cpu::has_avx2_kernels()) impls.push_back({"avx2", avx2::paged_attention});
   for (auto [name, fn] : impls) {
     SCOPED_TRACE(name);
     testing::GuardedOutput out(q_floats);
@@ -155,6 +157,8 @@ TEST(PagedAttention, MatchesNaiveAttention) {
       {16, 4, 64, 5},    // GQA 4:1, block size not a power of two
       {8, 2, 128, 32},   // GQA 4:1
       {4, 2, 48, 16},    // head_dim with no fast kernel: falls back to the reference
+      {6, 2, 80, 16},    // GQA 3:1; head_dim 80 and 96: 5 and 6 blocks of 16 dimensions
+      {4, 1, 96, 8},
       {2, 1, 256, 7},
       {32, 1, 64, 16},   // a group wider than one 16-query tile
   };

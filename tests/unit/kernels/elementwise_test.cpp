@@ -1,9 +1,10 @@
-// rmsnorm, silu_mul, softmax, add: the AVX-512 versions against the reference and
+// rmsnorm, silu_mul, softmax, add: the AVX-512 and AVX2 versions against the reference and
 // against their formulas, on lengths that exercise the masked tails.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
+#include "kernels/cpu/avx2_ops.h"
 #include "kernels/cpu/avx512_ops.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/ops.h"
@@ -19,8 +20,12 @@ using testing::random_floats;
 
 const int64_t kLengths[] = {1, 15, 16, 17, 33, 1000, 1027};
 
-TEST(Rmsnorm, Avx512MatchesReferenceAndFormula) {
-  LLMESH_REQUIRE_AVX512();
+using RmsnormFn = void (*)(const float*, const float*, float*, int64_t, int64_t, float);
+using SiluMulFn = void (*)(const float*, const float*, float*, int64_t);
+using SoftmaxFn = void (*)(float*, int64_t);
+using AddFn = void (*)(float*, const float*, int64_t);
+
+void check_rmsnorm(RmsnormFn fast) {
   for (int64_t dim : kLengths) {
     SCOPED_TRACE(dim);
     const int64_t num_rows = 3;
@@ -28,7 +33,7 @@ TEST(Rmsnorm, Avx512MatchesReferenceAndFormula) {
     const std::vector<float> weight = random_floats(size_t(dim), 2, 0.5f, 1.5f);
     GuardedOutput expected(x.size()), actual(x.size());
     ref::rmsnorm(x.data(), weight.data(), expected.data(), num_rows, dim, 1e-6f);
-    avx512::rmsnorm(x.data(), weight.data(), actual.data(), num_rows, dim, 1e-6f);
+    fast(x.data(), weight.data(), actual.data(), num_rows, dim, 1e-6f);
     EXPECT_LT(nmse(actual.data(), expected.data(), x.size()), 1e-12);
     EXPECT_TRUE(actual.guard_intact());
     // Formula, on the last row's last element.
@@ -37,6 +42,16 @@ TEST(Rmsnorm, Avx512MatchesReferenceAndFormula) {
     const double want = x.back() / std::sqrt(sum_squares / double(dim) + 1e-6) * weight.back();
     EXPECT_NEAR(expected.data()[x.size() - 1], want, 1e-5 * (1.0 + std::fabs(want)));
   }
+}
+
+TEST(Rmsnorm, Avx512MatchesReferenceAndFormula) {
+  LLMESH_REQUIRE_AVX512();
+  check_rmsnorm(avx512::rmsnorm);
+}
+
+TEST(Rmsnorm, Avx2MatchesReferenceAndFormula) {
+  LLMESH_REQUIRE_AVX2();
+  check_rmsnorm(avx2::rmsnorm);
 }
 
 TEST(Rmsnorm, InPlace) {
@@ -50,8 +65,7 @@ TEST(Rmsnorm, InPlace) {
   EXPECT_EQ(x, expected);
 }
 
-TEST(SiluMul, Avx512MatchesFormula) {
-  LLMESH_REQUIRE_AVX512();
+void check_silu_mul(SiluMulFn fast) {
   for (int64_t n : kLengths) {
     SCOPED_TRACE(n);
     const std::vector<float> gate = random_floats(size_t(n), 4, -12.0f, 12.0f);
@@ -59,12 +73,22 @@ TEST(SiluMul, Avx512MatchesFormula) {
     GuardedOutput expected(static_cast<size_t>(n)), actual(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i)
       expected.data()[i] = float(gate[size_t(i)] / (1.0 + std::exp(-double(gate[size_t(i)]))) * up[size_t(i)]);
-    avx512::silu_mul(gate.data(), up.data(), actual.data(), n);
+    fast(gate.data(), up.data(), actual.data(), n);
     EXPECT_LT(nmse(actual.data(), expected.data(), size_t(n)), 1e-12);
     EXPECT_TRUE(actual.guard_intact());
     ref::silu_mul(gate.data(), up.data(), actual.data(), n);
     EXPECT_LT(nmse(actual.data(), expected.data(), size_t(n)), 1e-12);
   }
+}
+
+TEST(SiluMul, Avx512MatchesFormula) {
+  LLMESH_REQUIRE_AVX512();
+  check_silu_mul(avx512::silu_mul);
+}
+
+TEST(SiluMul, Avx2MatchesFormula) {
+  LLMESH_REQUIRE_AVX2();
+  check_silu_mul(avx2::silu_mul);
 }
 
 TEST(SiluMul, ExtremeGates) {
@@ -79,8 +103,7 @@ TEST(SiluMul, ExtremeGates) {
   EXPECT_EQ(out[3], 0.0f);
 }
 
-TEST(Softmax, Avx512MatchesFormulaAndIsStable) {
-  LLMESH_REQUIRE_AVX512();
+void check_softmax(SoftmaxFn fast) {
   for (int64_t n : kLengths) {
     SCOPED_TRACE(n);
     // Logits far outside exp's range: a naive softmax would overflow to inf/inf.
@@ -91,7 +114,7 @@ TEST(Softmax, Avx512MatchesFormulaAndIsStable) {
     for (int64_t i = 0; i < n; ++i) sum += want[size_t(i)] = std::exp(double(logits[size_t(i)]) - max_logit);
     GuardedOutput actual(static_cast<size_t>(n));
     std::copy(logits.begin(), logits.end(), actual.data());
-    avx512::softmax_inplace(actual.data(), n);
+    fast(actual.data(), n);
     double total = 0.0;
     for (int64_t i = 0; i < n; ++i) {
       EXPECT_NEAR(actual.data()[i], want[size_t(i)] / sum, 1e-6) << i;
@@ -104,6 +127,28 @@ TEST(Softmax, Avx512MatchesFormulaAndIsStable) {
   }
 }
 
+TEST(Softmax, Avx512MatchesFormulaAndIsStable) {
+  LLMESH_REQUIRE_AVX512();
+  check_softmax(avx512::softmax_inplace);
+}
+
+TEST(Softmax, Avx2MatchesFormulaAndIsStable) {
+  LLMESH_REQUIRE_AVX2();
+  check_softmax(avx2::softmax_inplace);
+}
+
+// -inf anywhere, including the masked tail of the last vector and a whole -inf vector.
+TEST(Softmax, Avx2MinusInfinityGetsZero) {
+  LLMESH_REQUIRE_AVX2();
+  for (int64_t n : {int64_t(3), int64_t(8), int64_t(13), int64_t(21)}) {
+    std::vector<float> x(size_t(n), -INFINITY);
+    x[0] = 2.0f;
+    x[size_t(n - 1)] = 2.0f;
+    avx2::softmax_inplace(x.data(), n);
+    for (int64_t i = 0; i < n; ++i) EXPECT_EQ(x[size_t(i)], i == 0 || i == n - 1 ? 0.5f : 0.0f) << n << " " << i;
+  }
+}
+
 TEST(Softmax, MinusInfinityGetsZero) {
   float x[5] = {1.0f, -INFINITY, 1.0f, -INFINITY, 1.0f};
   ThreadPool pool(1);
@@ -113,17 +158,26 @@ TEST(Softmax, MinusInfinityGetsZero) {
   EXPECT_EQ(x[3], 0.0f);
 }
 
-TEST(AddInplace, Avx512Exact) {
-  LLMESH_REQUIRE_AVX512();
+void check_add_inplace(AddFn fast) {
   for (int64_t n : kLengths) {
     const std::vector<float> x = random_floats(size_t(n), 7);
     const std::vector<float> y0 = random_floats(size_t(n), 8);
     GuardedOutput y(static_cast<size_t>(n));
     std::copy(y0.begin(), y0.end(), y.data());
-    avx512::add_inplace(y.data(), x.data(), n);
+    fast(y.data(), x.data(), n);
     for (int64_t i = 0; i < n; ++i) ASSERT_EQ(y.data()[i], y0[size_t(i)] + x[size_t(i)]);
     EXPECT_TRUE(y.guard_intact());
   }
+}
+
+TEST(AddInplace, Avx512Exact) {
+  LLMESH_REQUIRE_AVX512();
+  check_add_inplace(avx512::add_inplace);
+}
+
+TEST(AddInplace, Avx2Exact) {
+  LLMESH_REQUIRE_AVX2();
+  check_add_inplace(avx2::add_inplace);
 }
 
 }  // namespace

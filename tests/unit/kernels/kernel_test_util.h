@@ -64,4 +64,9 @@ class GuardedOutput {
     if (!::llmesh::kernels::cpu::has_avx512_kernels()) GTEST_SKIP() << "no AVX-512 BF16/VNNI on this CPU"; \
   } while (0)
 
+#define LLMESH_REQUIRE_AVX2()                                                                        \
+  do {                                                                                               \
+    if (!::llmesh::kernels::cpu::has_avx2_kernels()) GTEST_SKIP() << "no AVX2/FMA/F16C on this CPU"; \
+  } while (0)
+
 }  // namespace llmesh::kernels::testing

@@ -1,5 +1,5 @@
-// matmul: the AVX-512 paths (decode dot tiles, prefill panels) against the scalar reference,
-// over a table of shapes, token counts and every weight dtype.
+// matmul: the AVX-512 and AVX2 paths (decode dot tiles, int8 tiles, prefill panels) against the
+// scalar reference, over a table of shapes, token counts and every weight dtype.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "kernels/cpu/avx2_ops.h"
 #include "kernels/cpu/avx512_ops.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/ops.h"
@@ -96,24 +97,30 @@ std::vector<MatmulCase> matmul_cases() {
     for (auto [num_out, num_in] : shapes)
       for (int64_t num_tokens : {1, 3, 17, 64, 130}) cases.push_back({dtype, num_out, num_in, num_tokens});
   }
-  // The other block types: no AVX-512 kernel yet, so the dispatch must hand them to the reference.
+  // The other block types (random blocks): the AVX2 super-block kernels (Q4_K, Q5_K, Q6_K, IQ4_XS,
+  // through row tiles of 16 and token groups of up to 4) or the dequantizing f32 path; AVX-512 hands
+  // them to the reference.
   for (DType dtype : kAllDTypes) {
     if (std::find(std::begin(all), std::end(all), dtype) != std::end(all)) continue;
     const int64_t block = dtype_block_size(dtype);
-    for (int64_t num_tokens : {1, 3, 130}) cases.push_back({dtype, 7, 3 * block, num_tokens});
+    for (int64_t num_tokens : {1, 3, 4, 5, 13, 130}) {
+      cases.push_back({dtype, 7, 3 * block, num_tokens});
+      cases.push_back({dtype, 37, 2 * block, num_tokens});
+    }
   }
   return cases;
 }
 
-// x rounded the way the int8 activation path sees it: per block of 32, d = amax / 127 (f32),
-// x -> d * round(x / d). Written independently of the kernels.
-std::vector<float> round_activations_to_int8_blocks(const std::vector<float>& x) {
+// x rounded the way the int8 activation path sees it: per block of 32 (Q8_0; 256 against weights
+// in 256-value super-blocks: Q8_K), d = amax / 127 (f32), x -> d * round(x / d). Written
+// independently of the kernels.
+std::vector<float> round_activations_to_int8_blocks(const std::vector<float>& x, size_t block) {
   std::vector<float> rounded(x.size());
-  for (size_t b = 0; b < x.size(); b += 32) {
+  for (size_t b = 0; b < x.size(); b += block) {
     float amax = 0.0f;
-    for (size_t j = b; j < b + 32; ++j) amax = std::max(amax, std::fabs(x[j]));
+    for (size_t j = b; j < b + block; ++j) amax = std::max(amax, std::fabs(x[j]));
     const float d = amax / 127.0f;
-    for (size_t j = b; j < b + 32; ++j) rounded[j] = d == 0.0f ? 0.0f : d * std::nearbyint(x[j] * (1.0f / d));
+    for (size_t j = b; j < b + block; ++j) rounded[j] = d == 0.0f ? 0.0f : d * std::nearbyint(x[j] * (1.0f / d));
   }
   return rounded;
 }
@@ -132,7 +139,8 @@ void check_against_reference(const MatmulCase& c, MatmulFn fast, bool fast_quant
   if (fast_quantizes_x) {
     // Exact integer products: matches the reference on the same rounded x to f32 rounding...
     GuardedOutput expected_rounded(actual.size());
-    ref::matmul(w, round_activations_to_int8_blocks(x).data(), expected_rounded.data(), c.num_tokens, pool);
+    const size_t block = dtype_block_size(c.dtype) == kQKK ? kQKK : kQK;
+    ref::matmul(w, round_activations_to_int8_blocks(x, block).data(), expected_rounded.data(), c.num_tokens, pool);
     EXPECT_LT(nmse(actual.data(), expected_rounded.data(), actual.size()), 1e-9);
     // ...and the unrounded reference to int8 rounding of x.
     EXPECT_LT(nmse(actual.data(), expected.data(), actual.size()), 1e-3);
@@ -157,6 +165,23 @@ TEST(Matmul, Avx512MatchesReference) {
   }
 }
 
+TEST(Matmul, Avx2MatchesReference) {
+  LLMESH_REQUIRE_AVX2();
+  for (int num_threads : {1, 2}) {
+    ThreadPool pool(num_threads);
+    for (const MatmulCase& c : matmul_cases())
+      check_against_reference(c, avx2::matmul, avx2::matmul_quantizes_activations(c.dtype, c.num_tokens), pool);
+  }
+}
+
+// Whether the dispatched matmul (the family best_cpu_kernels chose) rounds x to int8 blocks.
+bool dispatched_quantizes_activations(DType dtype, int64_t num_tokens) {
+  const std::string_view family = backend_name();
+  if (family == "avx512") return avx512::matmul_quantizes_activations(dtype, num_tokens);
+  if (family == "avx2") return avx2::matmul_quantizes_activations(dtype, num_tokens);
+  return false;
+}
+
 TEST(Matmul, DispatchedMatchesReference) {
   ThreadPool pool(2);
   CpuBackend cpu(pool);
@@ -165,10 +190,7 @@ TEST(Matmul, DispatchedMatchesReference) {
   };
   for (const MatmulCase& c : matmul_cases())
     if (c.num_tokens != 17 && c.num_tokens != 64)
-      check_against_reference(c, backend_matmul,
-                              cpu::has_avx512_kernels() && std::string_view(backend_name()) == "avx512" &&
-                                  avx512::matmul_quantizes_activations(c.dtype, c.num_tokens),
-                              pool);
+      check_against_reference(c, backend_matmul, dispatched_quantizes_activations(c.dtype, c.num_tokens), pool);
 }
 
 // Decode path at a realistic size, where 4-row tiles and the prefetch run over many blocks.
@@ -178,6 +200,46 @@ TEST(Matmul, Avx512LargeGemvMatchesReference) {
   for (DType dtype : {DType::BF16, DType::Q8_0, DType::Q4_0})
     check_against_reference({dtype, 1030, 3072, 1}, avx512::matmul, avx512::matmul_quantizes_activations(dtype, 1),
                             pool);
+}
+
+TEST(Matmul, Avx2LargeGemvMatchesReference) {
+  LLMESH_REQUIRE_AVX2();
+  ThreadPool pool(2);
+  for (DType dtype : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0})
+    for (int64_t num_tokens : {1, 2, 4})
+      check_against_reference({dtype, 1030, 3072, num_tokens}, avx2::matmul,
+                              avx2::matmul_quantizes_activations(dtype, num_tokens), pool);
+}
+
+// Every token count from 1 to 13 (each tile width and its remainders) and the few around the
+// prefill switch, on rows that are not a multiple of any row tile and, for float types, inputs
+// that are not a multiple of the 8-wide vectors.
+TEST(Matmul, Avx2OddShapesMatchReference) {
+  LLMESH_REQUIRE_AVX2();
+  ThreadPool pool(2);
+  std::vector<int64_t> token_counts;
+  for (int64_t t = 1; t <= 13; ++t) token_counts.push_back(t);
+  for (int64_t t : {31, 32, 33, 127, 128, 129}) token_counts.push_back(t);
+  for (DType dtype : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0}) {
+    const bool quantized = dtype_block_size(dtype) > 1;
+    const std::vector<std::pair<int64_t, int64_t>> shapes =
+        quantized ? std::vector<std::pair<int64_t, int64_t>>{{5, 32}, {13, 96}, {19, 288}}
+                  : std::vector<std::pair<int64_t, int64_t>>{{5, 3}, {13, 13}, {19, 263}};
+    for (auto [num_out, num_in] : shapes)
+      for (int64_t num_tokens : token_counts)
+        check_against_reference({dtype, num_out, num_in, num_tokens}, avx2::matmul,
+                                avx2::matmul_quantizes_activations(dtype, num_tokens), pool);
+  }
+}
+
+// A dtype the AVX2 dispatch does not know (an out-of-range value standing in for one added later,
+// e.g. a K-quant) goes to ref::matmul, which rejects this one: it is never misread as another dtype.
+TEST(Matmul, Avx2UnknownDtypeGoesToReference) {
+  LLMESH_REQUIRE_AVX2();
+  ThreadPool pool(1);
+  float data[64] = {}, x[32] = {}, y[2] = {};
+  const Tensor w{"w", DType(200), {2, 32}, data};
+  EXPECT_THROW(avx2::matmul(w, x, y, 1, pool), Error);
 }
 
 TEST(Matmul, RejectsNon2dWeight) {

@@ -4,7 +4,9 @@
 
 #include <cmath>
 
+#include "kernels/cpu/avx2_ops.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "kernels/ref/ref_ops.h"
 #include "kernel_test_util.h"
 
 namespace llmesh::kernels {
@@ -60,6 +62,26 @@ TEST(Rope, DotProductDependsOnlyOnRelativePosition) {
   for (bool interleaved : {false, true}) {
     EXPECT_NEAR(rotated_dot(10, 3, interleaved), rotated_dot(1007, 1000, interleaved), 1e-4);
     EXPECT_GT(std::fabs(rotated_dot(10, 3, interleaved) - rotated_dot(10, 4, interleaved)), 1e-4);
+  }
+}
+
+// The AVX2 rotation against the reference: the same f32 angles' cos/sin and products, so equal up
+// to FMA rounding. head_dim 40 is not a multiple of 16: the reference itself runs.
+TEST(Rope, Avx2MatchesReference) {
+  LLMESH_REQUIRE_AVX2();
+  const int32_t positions[4] = {0, 3, 4097, 131000};
+  for (int64_t head_dim : {16, 40, 64, 128, 256}) {
+    const std::vector<float> inv_freq = inv_freq_for(head_dim, 1e6);
+    const std::vector<float> x = testing::random_floats(size_t(4 * 5 * head_dim), 21);
+    for (bool interleaved : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << "head_dim " << head_dim << (interleaved ? " interleaved" : " neox"));
+      std::vector<float> expected = x, actual = x;
+      ref::rope_inplace(expected.data(), 4, 5, head_dim, positions, inv_freq.data(), interleaved);
+      avx2::rope_inplace(actual.data(), 4, 5, head_dim, positions, inv_freq.data(), interleaved);
+      EXPECT_LT(testing::nmse(actual.data(), expected.data(), x.size()), 1e-12);
+      // Position 0 is the identity, exactly.
+      for (int64_t i = 0; i < 5 * head_dim; ++i) ASSERT_EQ(actual[size_t(i)], x[size_t(i)]);
+    }
   }
 }
 
