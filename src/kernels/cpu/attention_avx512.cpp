@@ -20,6 +20,7 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/cpu/attention_tiles.h"
 #include "kernels/cpu/avx512_ops.h"
 #include "kernels/cpu/vec_math_avx512.h"
 #include "kernels/ref/ref_ops.h"
@@ -31,15 +32,10 @@ namespace llmesh::kernels::avx512 {
 
 namespace {
 
-constexpr int kTileQueries = 16;  // one query per vector lane
 
-struct Tile {
-  int64_t token_begin;  // first token of the run in the batch
-  int64_t num_tokens;   // consecutive tokens of one sequence with consecutive positions
-  int64_t kv_head;
-  int64_t head_begin;   // first query head (within the kv head's group) in this tile
-  int64_t num_heads;    // query heads per token in this tile
-};
+using Tile = cpu::AttentionTile;
+using cpu::kTileQueries;
+using cpu::make_tiles;
 
 // Per-thread scratch, sized for one layer's shapes.
 struct Scratch {
@@ -224,29 +220,6 @@ TileFn tile_fn_for_head_dim(int64_t head_dim) {
   }
 }
 
-// Splits the batch into tiles: runs of consecutive tokens of one sequence with consecutive
-// positions, cut so that tokens x heads-per-tile <= 16, for every kv head. Tiles of one kv head
-// are adjacent so that a thread walking them finds that head's K/V still in its L2.
-std::vector<Tile> make_tiles(const AttentionBatch& batch, int64_t num_heads, int64_t num_kv_heads) {
-  const int64_t group = num_heads / num_kv_heads;
-  const int64_t heads_per_tile = std::min<int64_t>(group, kTileQueries);
-  const int64_t max_tokens = kTileQueries / heads_per_tile;
-  std::vector<std::pair<int64_t, int64_t>> runs;  // (first token, num tokens)
-  for (int64_t t = 0; t < batch.num_tokens;) {
-    int64_t run = 1;
-    while (run < max_tokens && t + run < batch.num_tokens && batch.seq_index[t + run] == batch.seq_index[t] &&
-           batch.positions[t + run] == batch.positions[t + run - 1] + 1)
-      ++run;
-    runs.emplace_back(t, run);
-    t += run;
-  }
-  std::vector<Tile> tiles;
-  for (int64_t kv_head = 0; kv_head < num_kv_heads; ++kv_head)
-    for (auto [token_begin, num_tokens] : runs)
-      for (int64_t h = 0; h < group; h += heads_per_tile)
-        tiles.push_back({token_begin, num_tokens, kv_head, h, std::min(heads_per_tile, group - h)});
-  return tiles;
-}
 
 }  // namespace
 
