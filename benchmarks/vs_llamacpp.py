@@ -32,6 +32,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_VARIANTS = ("qwen3-0.6b:bf16,qwen3-0.6b:q8_0,qwen3-0.6b:q4_0,qwen3-0.6b:q4_k_m,qwen3-0.6b:q6_k,"
                     "qwen3-moe-reduced:bf16,qwen3-moe-reduced:q8_0,qwen3-moe-reduced:q4_k_m")
 SIGILL_EXIT = (132, -4)
+CANNOT_LOAD_EXIT = 127  # a shared library missing or unreadable
 
 
 def log(message):
@@ -111,10 +112,11 @@ class Llmesh:
 
 
 def runs_here(cmd):
-    """False when the binary dies of an illegal instruction (built for a newer CPU) or is missing."""
+    """False when the binary is missing, cannot load its libraries, or dies of an illegal
+    instruction (built for a newer CPU)."""
     if not os.path.exists(cmd[0]):
         return False
-    return run(cmd).returncode not in SIGILL_EXIT
+    return run(cmd).returncode not in SIGILL_EXIT + (CANNOT_LOAD_EXIT,)
 
 
 def pick_peer(args, probe_model):
@@ -122,7 +124,7 @@ def pick_peer(args, probe_model):
     if os.path.exists(llama_bench):
         if runs_here([llama_bench, "-m", probe_model, "-t", "1", "-p", "1", "-n", "1", "-r", "1"]):
             return LlamaBench(llama_bench, args.threads)
-        log(f"{llama_bench} does not run on this CPU (illegal instruction: it was built for a newer one)")
+        log(f"{llama_bench} does not run here (illegal instruction: built for a newer CPU; or its libraries)")
     if args.node_modules and os.path.isdir(os.path.join(args.node_modules, "node-llama-cpp")):
         return NodeLlamaCpp(args.node_modules, args.threads)
     sys.exit("no llama.cpp that runs here: pass --node-modules DIR after `npm install --prefix DIR node-llama-cpp`")

@@ -206,14 +206,23 @@ constexpr int64_t kRowsStride = kKBlock + 8;
 // (rows past num_rows and columns past k_len are zero). rows: scratch [16][kRowsStride].
 // Also prefetches the same columns of the next 16 rows, which the next call packs: short strided
 // row reads are otherwise latency-bound (the hardware prefetcher does not follow them).
+// D = kAnyBlockType packs any block-quantized w.dtype through its scalar dequantizer (kKBlock is
+// a multiple of every block size, so a chunk is whole blocks).
+constexpr DType kAnyBlockType = DType::Q4_K;
+constexpr bool is_float_dtype(DType d) { return d == DType::F32 || d == DType::F16 || d == DType::BF16; }
+
 template <DType D>
 void pack_panel(const Tensor& w, int64_t row_begin, int64_t num_rows, int64_t k_begin, int64_t k_len, float* panel,
                 float* rows) {
-  using Loader = WeightLoader<D>;
   const int64_t k_padded = (k_len + 7) & ~int64_t(7);
   const size_t row_bytes = w.row_bytes();
   const uint8_t* first = w.row(row_begin);
-  const size_t chunk_begin = Loader::byte_offset(k_begin), chunk_bytes = Loader::byte_offset(k_len);
+  size_t chunk_begin, chunk_bytes;
+  if constexpr (is_float_dtype(D)) {
+    chunk_begin = WeightLoader<D>::byte_offset(k_begin), chunk_bytes = WeightLoader<D>::byte_offset(k_len);
+  } else {
+    chunk_begin = dtype_row_bytes(w.dtype, k_begin), chunk_bytes = dtype_row_bytes(w.dtype, k_len);
+  }
   const int64_t num_next = std::min<int64_t>(kPanelRows, w.shape[0] - (row_begin + kPanelRows));
   for (int64_t r = 0; r < num_next; ++r)
     for (size_t offset = 0; offset < chunk_bytes; offset += 64)
@@ -227,9 +236,14 @@ void pack_panel(const Tensor& w, int64_t row_begin, int64_t num_rows, int64_t k_
       continue;
     }
     const uint8_t* row = first + size_t(r) * row_bytes;
-    int64_t k = 0;
-    for (; k + 8 <= k_len; k += 8) _mm256_storeu_ps(dst + k, Loader::load8(row, k_begin + k));
-    if (k < k_len) _mm256_storeu_ps(dst + k, Loader::load_tail(row, k_begin + k, k_len - k));
+    if constexpr (is_float_dtype(D)) {
+      using Loader = WeightLoader<D>;
+      int64_t k = 0;
+      for (; k + 8 <= k_len; k += 8) _mm256_storeu_ps(dst + k, Loader::load8(row, k_begin + k));
+      if (k < k_len) _mm256_storeu_ps(dst + k, Loader::load_tail(row, k_begin + k, k_len - k));
+    } else {
+      ref::dequantize_row(w.dtype, row + chunk_begin, dst, k_len);  // whole blocks: k_len = k_padded
+    }
   }
   for (int64_t r0 = 0; r0 < kPanelRows; r0 += 8) {
     for (int64_t k0 = 0; k0 < k_padded; k0 += 8) {
@@ -402,7 +416,7 @@ void dequantizing_matmul(const Tensor& w, const float* x, float* y, int64_t num_
 // (numbers in the header).
 // So do the super-block types with a kernel of their own (to Q8_K: blocks of 256).
 bool matmul_quantizes_activations(DType dtype, int64_t num_tokens) {
-  return dtype == DType::Q8_0 || dtype == DType::Q4_0 || has_kquant_matmul(dtype);
+  return dtype == DType::Q8_0 || dtype == DType::Q4_0 || (has_kquant_matmul(dtype) && num_tokens < kPrefillMinTokens);
 }
 
 void matmul(const Tensor& w, const float* x, float* y, int64_t num_tokens, ThreadPool& pool) {
@@ -417,6 +431,10 @@ void matmul(const Tensor& w, const float* x, float* y, int64_t num_tokens, Threa
     case DType::Q4_0:
       return matmul_int8(w, x, y, num_tokens, pool);
     default:
+      // Many tokens: f32 panels dequantized once per call beat the K-quant integer kernel, whose
+      // 4-token groups re-unpack every super-block (qwen3-0.6B Q4_K, 512 tokens, 2 threads: 35
+      // tok/s through matmul_kquants).
+      if (num_tokens >= kPrefillMinTokens) return prefill_matmul<kAnyBlockType>(w, x, y, num_tokens, pool);
       if (has_kquant_matmul(w.dtype)) return matmul_kquants(w, x, y, num_tokens, pool);
       return dequantizing_matmul(w, x, y, num_tokens, pool);
   }
