@@ -368,6 +368,12 @@ void GgufFile::parse_all() {
     check(offset <= data_size && num_bytes <= data_size - offset,
           "{}: truncated GGUF file: tensor '{}' {} {} needs bytes [{}, {}) of the data section, which has {}", source,
           t.name, dtype_name(t.dtype), t.shape_string(), offset, offset + num_bytes, data_size);
+    // Kernels read blocks through their structs (f16 / f32 fields): a file whose general.alignment
+    // leaves a tensor at a misaligned position is refused rather than read misaligned.
+    const size_t need = t.dtype == DType::F32 || t.dtype == DType::Q8_K ? 4 : t.dtype == DType::MXFP4 ? 1 : 2;
+    check((data_offset_ + offset) % need == 0,
+          "{}: tensor '{}' ({}) starts at file offset {}, not a multiple of {} (general.alignment {})", source,
+          t.name, dtype_name(t.dtype), data_offset_ + offset, need, alignment_);
     t.data = bytes_ + data_offset_ + offset;
   }
   check_block_scales(tensors_, source, int(std::min(8u, std::max(1u, std::thread::hardware_concurrency()))));

@@ -130,6 +130,27 @@ TEST(FormatGguf, HonoursCustomAlignment) {
   EXPECT_EQ(first_f32(*f.find_tensor("b")), 2.0f);
 }
 
+// general.alignment 1 lets a hostile file put a block of f16 scales at an odd position: refused
+// with the tensor's name, never read misaligned. 17-byte MXFP4 blocks (ggml type 39) shift the
+// next tensor by one; with one or two of them in front, one layout puts the Q8_0 tensor at an odd
+// file offset whatever the header's length.
+TEST(FormatGguf, RejectsMisalignedBlockTensors) {
+  int refused = 0;
+  for (int num_shifts : {1, 2}) {
+    GgufWriter w;
+    w.alignment = 1;
+    for (int i = 0; i < num_shifts; ++i) w.tensor("shift" + std::to_string(i), {1, 32}, 39, std::vector<uint8_t>(17, 0));
+    w.tensor("blk.0.attn_q.weight", {1, 32}, test::kGgmlQ8_0, std::vector<uint8_t>(34, 0));
+    const auto bytes = w.build();
+    const std::string e = error_of([&] { parse(bytes); });
+    if (e.empty()) continue;
+    ++refused;
+    EXPECT_NE(e.find("blk.0.attn_q.weight"), std::string::npos) << e;
+    EXPECT_NE(e.find("not a multiple of 2"), std::string::npos) << e;
+  }
+  EXPECT_EQ(refused, 1);
+}
+
 TEST(FormatGguf, RejectsUnsupportedTensorTypesNamingTensorAndType) {
   {  // a real ggml type llmesh lacks (IQ2_XXS: 66-byte blocks of 256)
     GgufWriter w;
