@@ -9,7 +9,7 @@
 // Usage: llmesh_kernel_bench [num_threads] [min_seconds_per_case] [options]
 //   --kernels=avx2,ref      kernel families to run, one after the other (default: the dispatched one;
 //                           "all" = every family this CPU runs); each family's rows are prefixed by its name
-//   --dtypes=bf16,q8_0      weight dtypes (default: bf16,f16,q8_0,q4_0,f32)
+//   --dtypes=bf16,q8_0      weight dtypes (default: bf16,f16,q8_0,q4_0,f32; also q4_k,q5_k,q6_k,iq4_xs)
 //   --only=gemv,prefill,small,attention   sections (default: all)
 // e.g. llmesh_kernel_bench 2 0.3 --kernels=avx2,ref --dtypes=bf16,q8_0,q4_0 --only=gemv,prefill
 #include <algorithm>
@@ -104,14 +104,23 @@ std::vector<uint8_t> random_weights(DType dtype, int64_t rows, int64_t cols, std
       break;
     }
     case DType::Q8_0:
-    case DType::Q4_0: {
+    case DType::Q4_0:
+    case DType::Q4_K:
+    case DType::Q5_K:
+    case DType::Q6_K:
+    case DType::IQ4_XS: {
       uint32_t state = 777;
       for (auto& b : bytes) {
         state = state * 1664525u + 1013904223u;
         b = uint8_t(state >> 24);
       }
+      // The f16 scale fields of each block (core/quant_blocks.h), finite.
+      const std::vector<size_t> scale_offsets = dtype == DType::Q6_K                                ? std::vector<size_t>{208}
+                                                : dtype == DType::Q4_K || dtype == DType::Q5_K ? std::vector<size_t>{0, 2}
+                                                                                               : std::vector<size_t>{0};
       const size_t block_bytes = dtype_block_bytes(dtype);
-      for (size_t off = 0; off < bytes.size(); off += block_bytes) std::memcpy(&bytes[off], &scale_f16, 2);
+      for (size_t off = 0; off < bytes.size(); off += block_bytes)
+        for (size_t field : scale_offsets) std::memcpy(&bytes[off + field], &scale_f16, 2);
       break;
     }
     default:  // the bench measures only the dtypes listed in bench_matmul
@@ -186,9 +195,19 @@ void bench_matmul(kernels::CpuBackend& cpu, double min_seconds, const Options& o
 void bench_attention(kernels::CpuBackend& cpu, double min_seconds) {
   const int64_t num_heads = 16, num_kv_heads = 8, head_dim = 128, block_size = 16;
   const int64_t context = 4096, num_blocks = context / block_size;
-  std::vector<float> k(size_t(num_blocks * block_size * num_kv_heads * head_dim), 0.01f);
-  std::vector<float> v(k.size(), 0.02f);
-  kernels::KvLayerView kv{k.data(), v.data(), block_size, num_kv_heads, head_dim};
+  for (DType dtype : {DType::F32, DType::F16}) {
+  const size_t num_values = size_t(num_blocks * block_size * num_kv_heads * head_dim);
+  std::vector<uint8_t> k(num_values * dtype_block_bytes(dtype)), v(k.size());
+  const uint16_t k_half = f32_to_f16(0.01f), v_half = f32_to_f16(0.02f);
+  const float k_float = 0.01f, v_float = 0.02f;
+  for (size_t i = 0; i < num_values; ++i) {
+    if (dtype == DType::F16) {
+      std::memcpy(&k[2 * i], &k_half, 2), std::memcpy(&v[2 * i], &v_half, 2);
+    } else {
+      std::memcpy(&k[4 * i], &k_float, 4), std::memcpy(&v[4 * i], &v_float, 4);
+    }
+  }
+  kernels::KvLayerView kv{k.data(), v.data(), block_size, num_kv_heads, head_dim, dtype};
   std::vector<int32_t> table(static_cast<size_t>(num_blocks));
   std::iota(table.begin(), table.end(), 0);
   std::shuffle(table.begin(), table.end(), std::mt19937(3));
@@ -200,9 +219,12 @@ void bench_attention(kernels::CpuBackend& cpu, double min_seconds) {
     kernels::AttentionBatch batch{num_tokens, positions.data(), seq.data(), tables};
     const double seconds = Timer::best_of(
         min_seconds, [&] { cpu.paged_attention(q.data(), out.data(), batch, kv, num_heads, 0.088f); });
-    std::printf("[%s] paged attention %s (16 q heads, 8 kv heads, head_dim 128): %.3f ms per layer\n",
+    std::printf("[%s] paged attention %s (16 q heads, 8 kv heads, head_dim 128, %s KV): %.3f ms per layer",
                 cpu.kernels().name, num_tokens == 1 ? "decode, 1 token at context 4096" : "prefill, 512 tokens",
-                seconds * 1e3);
+                std::string(dtype_name(dtype)).c_str(), seconds * 1e3);
+    if (num_tokens == 1) std::printf(", %.1f GB/s of KV", 2.0 * double(k.size()) / seconds / 1e9);  // decode reads all
+    std::printf("\n");
+  }
   }
 }
 

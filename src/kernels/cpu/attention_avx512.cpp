@@ -91,6 +91,38 @@ __attribute__((always_inline)) inline void load_kv_row(DType dtype, const uint8_
   }
 }
 
+// Scores of one query against the block's keys, as one vector over keys (lane j = q . k[j]; lanes
+// past n undefined): 16 dot-product vectors reduced by one transpose. For tiles of few queries
+// (decode), where reducing across query lanes would waste most of each 16 x 16 transpose.
+template <int kNumVecs>
+__attribute__((always_inline)) inline __m512 key_scores(const float* q, const float* k_buf, int64_t n) {
+  constexpr int64_t kHeadDim = 16 * kNumVecs;
+  __m512 q_row[kNumVecs];
+#pragma GCC unroll 16
+  for (int v = 0; v < kNumVecs; ++v) q_row[v] = _mm512_loadu_ps(q + 16 * v);
+  __m512 dots[16];
+#pragma GCC unroll 16
+  for (int64_t j = 0; j < 16; ++j) {
+    if (j >= n) {
+      dots[j] = _mm512_setzero_ps();
+      continue;
+    }
+    const float* k = k_buf + j * kHeadDim;
+    __m512 dot = _mm512_mul_ps(q_row[0], _mm512_loadu_ps(k));
+#pragma GCC unroll 16
+    for (int v = 1; v < kNumVecs; ++v) dot = _mm512_fmadd_ps(q_row[v], _mm512_loadu_ps(k + 16 * v), dot);
+    dots[j] = dot;
+  }
+  transpose16x16(dots);
+  __m512 scores = dots[0];
+#pragma GCC unroll 16
+  for (int i = 1; i < 16; ++i) scores = _mm512_add_ps(scores, dots[i]);
+  return scores;
+}
+
+// Tiles of at most this many queries score key-major (key_scores) when blocks hold 16 keys.
+constexpr int64_t kFewQueries = 4;
+
 template <int kNumVecs>
 void attend_tile(const float* q_all, float* out_all, const AttentionBatch& batch, const KvLayerView& kv,
                  int64_t num_heads, float scale, const Tile& tile, Scratch& s) {
@@ -131,34 +163,51 @@ void attend_tile(const float* q_all, float* out_all, const AttentionBatch& batch
 
   const int32_t* block_table = batch.block_tables[batch.seq_index[tile.token_begin]];
   const int64_t num_keys = int64_t(batch.positions[tile.token_begin + tile.num_tokens - 1]) + 1;
+  // Row j of a pool block for this kv head: base + block * block_bytes + j * slot_bytes.
+  const size_t slot_bytes = kv.slot_bytes(), block_bytes = kv.block_bytes(), row_bytes = kv.row_bytes();
+  const uint8_t* k_base = static_cast<const uint8_t*>(kv.k) + size_t(tile.kv_head) * row_bytes;
+  const uint8_t* v_base = static_cast<const uint8_t*>(kv.v) + size_t(tile.kv_head) * row_bytes;
+  const bool few_queries = num_queries <= kFewQueries && kv.block_size == 16;
   for (int64_t key_begin = 0; key_begin < num_keys; key_begin += kv.block_size) {
     const int64_t n = std::min(kv.block_size, num_keys - key_begin);
-    const int64_t first_slot = int64_t(block_table[key_begin / kv.block_size]) * kv.block_size;
+    const size_t block_offset = size_t(block_table[key_begin / kv.block_size]) * block_bytes;
     for (int64_t j = 0; j < n; ++j) {
-      load_kv_row<kNumVecs>(kv.dtype, kv.k_row(first_slot + j, tile.kv_head), k_buf + j * kHeadDim);
-      load_kv_row<kNumVecs>(kv.dtype, kv.v_row(first_slot + j, tile.kv_head), v_buf + j * kHeadDim);
+      load_kv_row<kNumVecs>(kv.dtype, k_base + block_offset + size_t(j) * slot_bytes, k_buf + j * kHeadDim);
+      load_kv_row<kNumVecs>(kv.dtype, v_base + block_offset + size_t(j) * slot_bytes, v_buf + j * kHeadDim);
     }
 
     // 2. scores[j][lane] = q[lane] . k[j], masked to -inf past each lane's position.
     __m512 block_max = _mm512_set1_ps(-INFINITY);
-    for (int64_t j = 0; j < n; ++j) {
-      __m512 k_row[kNumVecs];
-#pragma GCC unroll 16
-      for (int v = 0; v < kNumVecs; ++v) k_row[v] = _mm512_loadu_ps(k_buf + j * kHeadDim + 16 * v);
-      __m512 dots[kTileQueries];
-      if (num_queries == kTileQueries)
-        lane_dots<kNumVecs, kTileQueries>(q_buf, k_row, dots);  // fully unrolled: dots stay in registers
-      else
-        lane_dots<kNumVecs, 0>(q_buf, k_row, dots, num_queries);
-      transpose16x16(dots);
-      __m512 scores = dots[0];
-#pragma GCC unroll 16
-      for (int i = 1; i < 16; ++i) scores = _mm512_add_ps(scores, dots[i]);
-      const __mmask16 visible =
-          _mm512_cmp_ps_mask(_mm512_set1_ps(float(key_begin + j)), query_pos, _CMP_LE_OQ);
+    auto mask_and_store = [&](int64_t j, __m512 scores) {
+      const __mmask16 visible = _mm512_cmp_ps_mask(_mm512_set1_ps(float(key_begin + j)), query_pos, _CMP_LE_OQ);
       scores = _mm512_mask_blend_ps(visible, _mm512_set1_ps(-INFINITY), scores);
       block_max = _mm512_max_ps(block_max, scores);
       _mm512_storeu_ps(probs + j * kTileQueries, scores);
+    };
+    if (few_queries) {
+      // Key-major: a vector of 16 key scores per query, then one transpose to [key][lane].
+      __m512 by_lane[kTileQueries];
+      for (int64_t lane = 0; lane < kTileQueries; ++lane)
+        by_lane[lane] = lane < num_queries ? key_scores<kNumVecs>(q_buf + lane * kHeadDim, k_buf, n)
+                                           : _mm512_setzero_ps();
+      transpose16x16(by_lane);
+      for (int64_t j = 0; j < n; ++j) mask_and_store(j, by_lane[j]);
+    } else {
+      for (int64_t j = 0; j < n; ++j) {
+        __m512 k_row[kNumVecs];
+#pragma GCC unroll 16
+        for (int v = 0; v < kNumVecs; ++v) k_row[v] = _mm512_loadu_ps(k_buf + j * kHeadDim + 16 * v);
+        __m512 dots[kTileQueries];
+        if (num_queries == kTileQueries)
+          lane_dots<kNumVecs, kTileQueries>(q_buf, k_row, dots);  // fully unrolled: dots stay in registers
+        else
+          lane_dots<kNumVecs, 0>(q_buf, k_row, dots, num_queries);
+        transpose16x16(dots);
+        __m512 scores = dots[0];
+#pragma GCC unroll 16
+        for (int i = 1; i < 16; ++i) scores = _mm512_add_ps(scores, dots[i]);
+        mask_and_store(j, scores);
+      }
     }
 
     // 3. online softmax across lanes.

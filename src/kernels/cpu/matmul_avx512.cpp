@@ -1,12 +1,13 @@
 // AVX-512 matmul, y[t, o] = sum_i w[o, i] * x[t, i], three strategies by token count:
 //
 //  * decode, Q8_0/Q4_0 weights: x quantized to int8, VNNI integer dot products
-//    (matmul_int8_avx512.cpp).
+//    (matmul_int8_avx512.cpp); Q4_K/Q5_K/Q6_K/IQ4_XS likewise against x in Q8_K
+//    (matmul_kquants_avx512.cpp). The other block types go to the AVX2 family.
 //  * decode, float weights (and up to kPrefillMinTokens tokens): memory-bound.
 //    Each weight row is streamed from memory exactly once; 4 rows are converted
 //    to f32 in registers per 32-value step and dotted with up to 4 tokens at a time
 //    (x stays in L1/L2). f32 FMA against f32 activations: nothing lost to rounding x.
-//  * prefill (many tokens): compute-bound. Panels of 32 rows x 256 inputs are
+//  * prefill (many tokens, any dtype): compute-bound. Panels of 32 rows x 256 inputs are
 //    dequantized and transposed (16 x 16 in registers) into a scratch buffer
 //    ([k][32] f32, fits L1), and a 12-token x 32-row register tile (24 accumulators)
 //    walks it with broadcast FMAs, so each dequantized weight serves every token.
@@ -17,10 +18,12 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "core/error.h"
+#include "kernels/cpu/avx2_ops.h"
 #include "kernels/cpu/avx512_ops.h"
 #include "kernels/ref/ref_ops.h"
 #include "kernels/cpu/vec_math_avx512.h"
@@ -215,12 +218,86 @@ constexpr int64_t kKBlock = 256;   // inputs per panel: 32 KiB of f32, stays in 
 // Row stride of the dequantized-rows scratch: padded so 16 rows are not 1 KiB apart (L1 set aliasing).
 constexpr int64_t kRowsStride = kKBlock + 16;
 
+// ---- K-quant super-blocks to f32 (256 values), for the panels ----------------
+
+// 16 unsigned 8-bit quants as f32 times scale plus offset.
+inline void store16(float* dst, __m128i q, float scale, float offset) {
+  _mm512_storeu_ps(dst, _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(q)), _mm512_set1_ps(scale),
+                                        _mm512_set1_ps(offset)));
+}
+
+// Q4_K / Q5_K: value 64 c + 32 h + l is nibble h of qs[32 c + l] (+ 16 if bit 2 c + h of qh[l],
+// Q5_K), times d * scale_j minus dmin * min_j, j = 2 c + h.
+template <DType D>
+void dequantize_q45_k(const uint8_t* src, float* dst) {
+  using Block = std::conditional_t<D == DType::Q4_K, BlockQ4_K, BlockQ5_K>;
+  const Block& b = *reinterpret_cast<const Block*>(src);
+  const float d = _cvtsh_ss(b.d), dmin = _cvtsh_ss(b.dmin);
+  const __m256i low4 = _mm256_set1_epi8(0x0f);
+  for (int j = 0; j < 8; ++j) {
+    const int c = j / 2, h = j % 2;
+    int scale, min;
+    if (j < 4) {
+      scale = b.scales[j] & 63, min = b.scales[j + 4] & 63;
+    } else {
+      scale = (b.scales[j + 4] & 0x0f) | ((b.scales[j - 4] >> 6) << 4);
+      min = (b.scales[j + 4] >> 4) | ((b.scales[j] >> 6) << 4);
+    }
+    const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * c));
+    __m256i q = _mm256_and_si256(h ? _mm256_srli_epi16(bytes, 4) : bytes, low4);
+    if constexpr (D == DType::Q5_K) {
+      const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh));
+      const __mmask32 high = _mm256_test_epi8_mask(qh, _mm256_set1_epi8(char(1 << j)));
+      q = _mm256_mask_add_epi8(q, high, q, _mm256_set1_epi8(16));
+    }
+    const float sc = d * float(scale), offset = -(dmin * float(min));
+    store16(dst + 32 * j, _mm256_castsi256_si128(q), sc, offset);
+    store16(dst + 32 * j + 16, _mm256_extracti128_si256(q, 1), sc, offset);
+  }
+}
+
+// Q6_K: value 128 h + 32 k + l is nibble k / 2 of ql[64 h + 32 (k % 2) + l] with bits 2k, 2k + 1
+// of qh[32 h + l] on top, minus 32, times d * scale[value / 16].
+void dequantize_q6_k(const uint8_t* src, float* dst) {
+  const BlockQ6_K& b = *reinterpret_cast<const BlockQ6_K*>(src);
+  const float d = _cvtsh_ss(b.d);
+  const __m256i low4 = _mm256_set1_epi8(0x0f), low2 = _mm256_set1_epi8(0x03);
+  for (int half = 0; half < 2; ++half) {
+    const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh + 32 * half));
+    for (int k = 0; k < 4; ++k) {
+      const __m256i ql = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.ql + 64 * half + 32 * (k % 2)));
+      const __m256i low = _mm256_and_si256(k < 2 ? ql : _mm256_srli_epi16(ql, 4), low4);
+      const __m256i high = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), low2);
+      const __m256i q = _mm256_or_si256(low, _mm256_slli_epi16(high, 4));
+      const int i = 128 * half + 32 * k;
+      store16(dst + i, _mm256_castsi256_si128(q), d * float(b.scales[i / 16]), -32.0f * d * float(b.scales[i / 16]));
+      store16(dst + i + 16, _mm256_extracti128_si256(q, 1), d * float(b.scales[i / 16 + 1]),
+              -32.0f * d * float(b.scales[i / 16 + 1]));
+    }
+  }
+}
+
+// k_len values of a row from value offset k_begin (whole blocks), any block type.
+void dequantize_row_chunk(DType dtype, const uint8_t* row, int64_t k_begin, int64_t k_len, float* dst) {
+  const uint8_t* src = row + dtype_row_bytes(dtype, k_begin);
+  void (*super_block)(const uint8_t*, float*) = dtype == DType::Q4_K   ? dequantize_q45_k<DType::Q4_K>
+                                                : dtype == DType::Q5_K ? dequantize_q45_k<DType::Q5_K>
+                                                : dtype == DType::Q6_K ? dequantize_q6_k
+                                                                       : nullptr;
+  if (super_block == nullptr) return ref::dequantize_row(dtype, src, dst, k_len);
+  const size_t block_bytes = dtype_block_bytes(dtype);
+  for (int64_t k = 0; k < k_len; k += kQKK) super_block(src + size_t(k / kQKK) * block_bytes, dst + k);
+}
+
+// D = kAnyBlockType packs any other block-quantized w.dtype (K-quants, IQ4_*, MXFP4, ...) through
+// its scalar dequantizer: kKBlock is a multiple of every block size, so a chunk is whole blocks.
+constexpr DType kAnyBlockType = DType::Q4_K;
+
 // panel[k][r] = w[row_begin + r][k_begin + k] as f32, for k < k_len rounded up to 16, r < 32
 // (rows past num_rows and columns past k_len are zero). rows: scratch [32][kRowsStride].
 template <DType D>
 void pack_panel(const Tensor& w, int64_t row_begin, int64_t num_rows, int64_t k_begin, int64_t k_len,
                 float* panel, float* rows) {
-  using Loader = WeightLoader<D>;
   const int64_t k_padded = (k_len + 15) & ~int64_t(15);
   // Dequantize row by row (vector loads/stores), then transpose 16 x 16 blocks in registers.
   for (int64_t r = 0; r < kPanelRows; ++r) {
@@ -230,16 +307,21 @@ void pack_panel(const Tensor& w, int64_t row_begin, int64_t num_rows, int64_t k_
       continue;
     }
     const uint8_t* row = w.row(row_begin + r);
-    int64_t k = 0;
-    for (; k + 32 <= k_len; k += 32) {
-      __m512 lo, hi;
-      Loader::load32(row, k_begin + k, lo, hi);
-      _mm512_storeu_ps(dst + k, lo);
-      _mm512_storeu_ps(dst + k + 16, hi);
-    }
-    if constexpr (Loader::kHasTail) {
-      for (; k < k_padded; k += 16)
-        _mm512_storeu_ps(dst + k, Loader::load_tail(row, k_begin + k, first_lanes(k_len - k)));
+    if constexpr (D == kAnyBlockType) {
+      dequantize_row_chunk(w.dtype, row, k_begin, k_len, dst);
+    } else {
+      using Loader = WeightLoader<D>;
+      int64_t k = 0;
+      for (; k + 32 <= k_len; k += 32) {
+        __m512 lo, hi;
+        Loader::load32(row, k_begin + k, lo, hi);
+        _mm512_storeu_ps(dst + k, lo);
+        _mm512_storeu_ps(dst + k + 16, hi);
+      }
+      if constexpr (Loader::kHasTail) {
+        for (; k < k_padded; k += 16)
+          _mm512_storeu_ps(dst + k, Loader::load_tail(row, k_begin + k, first_lanes(k_len - k)));
+      }
     }
   }
   for (int64_t r0 = 0; r0 < kPanelRows; r0 += 16) {
@@ -353,7 +435,8 @@ void matmul_typed(const Tensor& w, const float* x, float* y, int64_t num_tokens,
 }  // namespace
 
 bool matmul_quantizes_activations(DType dtype, int64_t num_tokens) {
-  return (dtype == DType::Q8_0 || dtype == DType::Q4_0) && num_tokens < kPrefillMinTokens;
+  if (dtype == DType::Q8_0 || dtype == DType::Q4_0 || has_kquant_matmul(dtype)) return num_tokens < kPrefillMinTokens;
+  return dtype_block_size(dtype) > 1 && avx2::matmul_quantizes_activations(dtype, num_tokens);
 }
 
 void matmul(const Tensor& w, const float* x, float* y, int64_t num_tokens, ThreadPool& pool) {
@@ -363,9 +446,14 @@ void matmul(const Tensor& w, const float* x, float* y, int64_t num_tokens, Threa
     case DType::BF16: return matmul_typed<DType::BF16>(w, x, y, num_tokens, pool);
     case DType::Q8_0: return matmul_typed<DType::Q8_0>(w, x, y, num_tokens, pool);
     case DType::Q4_0: return matmul_typed<DType::Q4_0>(w, x, y, num_tokens, pool);
-    default: break;  // no AVX-512 kernel for this dtype (yet): the reference dequantizes any dtype
+    default: break;
   }
-  ref::matmul(w, x, y, num_tokens, pool);
+  if (dtype_block_size(w.dtype) == 1) return ref::matmul(w, x, y, num_tokens, pool);  // rejects unknown dtypes
+  // Other block types: many tokens through f32 panels; fewer through the super-block integer
+  // kernel, or else the AVX2 family (every CPU with these kernels has AVX2), which dequantizes.
+  if (num_tokens >= kPrefillMinTokens) return prefill_matmul<kAnyBlockType>(w, x, y, num_tokens, pool);
+  if (has_kquant_matmul(w.dtype)) return matmul_kquants(w, x, y, num_tokens, pool);
+  avx2::matmul(w, x, y, num_tokens, pool);
 }
 
 }  // namespace llmesh::kernels::avx512

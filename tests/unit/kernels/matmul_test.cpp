@@ -97,9 +97,9 @@ std::vector<MatmulCase> matmul_cases() {
     for (auto [num_out, num_in] : shapes)
       for (int64_t num_tokens : {1, 3, 17, 64, 130}) cases.push_back({dtype, num_out, num_in, num_tokens});
   }
-  // The other block types (random blocks): the AVX2 super-block kernels (Q4_K, Q5_K, Q6_K, IQ4_XS,
-  // through row tiles of 16 and token groups of up to 4) or the dequantizing f32 path; AVX-512 hands
-  // them to the reference.
+  // The other block types (random blocks): the super-block kernels (Q4_K, Q5_K, Q6_K, IQ4_XS,
+  // through row tiles of 16 and token groups of up to 4), the f32 panels (130 tokens) or AVX2's
+  // dequantizing path.
   for (DType dtype : kAllDTypes) {
     if (std::find(std::begin(all), std::end(all), dtype) != std::end(all)) continue;
     const int64_t block = dtype_block_size(dtype);
@@ -200,6 +200,10 @@ TEST(Matmul, Avx512LargeGemvMatchesReference) {
   for (DType dtype : {DType::BF16, DType::Q8_0, DType::Q4_0})
     check_against_reference({dtype, 1030, 3072, 1}, avx512::matmul, avx512::matmul_quantizes_activations(dtype, 1),
                             pool);
+  for (DType dtype : {DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_XS})
+    for (int64_t num_tokens : {1, 2, 4, 5})
+      check_against_reference({dtype, 1030, 3072, num_tokens}, avx512::matmul,
+                              avx512::matmul_quantizes_activations(dtype, num_tokens), pool);
 }
 
 TEST(Matmul, Avx2LargeGemvMatchesReference) {
