@@ -421,11 +421,14 @@ void prefill_matmul(const Tensor& w, const float* x_in, float* y, int64_t num_to
 // Measured on Zen 5, bf16 3072 x 1024, one thread: dot tiles 165-177 GFLOP/s from 4 to 96 tokens
 // (x still in L2), packed panels 143 GFLOP/s at 96 tokens and 178 at 512, dot tiles 120 at 512.
 constexpr int64_t kPrefillMinTokens = 128;
+// From this many tokens the int8 GEMM (panels unpacked once per 16 rows) beats the streaming int8
+// dot tiles, which re-read every weight per 4 tokens.
+constexpr int64_t kInt8GemmMinTokens = 16;
 
 template <DType D>
 void matmul_typed(const Tensor& w, const float* x, float* y, int64_t num_tokens, ThreadPool& pool) {
-  if (matmul_quantizes_activations(D, num_tokens))
-    matmul_int8(w, x, y, num_tokens, pool);
+  if (has_int8_gemm(D))  // Q8_0, Q4_0
+    num_tokens < kInt8GemmMinTokens ? matmul_int8(w, x, y, num_tokens, pool) : matmul_int8_gemm(w, x, y, num_tokens, pool);
   else if (num_tokens < kPrefillMinTokens)
     decode_matmul<D>(w, x, y, num_tokens, pool);
   else
@@ -435,7 +438,8 @@ void matmul_typed(const Tensor& w, const float* x, float* y, int64_t num_tokens,
 }  // namespace
 
 bool matmul_quantizes_activations(DType dtype, int64_t num_tokens) {
-  if (dtype == DType::Q8_0 || dtype == DType::Q4_0 || has_kquant_matmul(dtype)) return num_tokens < kPrefillMinTokens;
+  if (has_int8_gemm(dtype)) return true;
+  if (has_kquant_matmul(dtype)) return num_tokens < kPrefillMinTokens;
   return dtype_block_size(dtype) > 1 && avx2::matmul_quantizes_activations(dtype, num_tokens);
 }
 
@@ -451,6 +455,7 @@ void matmul(const Tensor& w, const float* x, float* y, int64_t num_tokens, Threa
   if (dtype_block_size(w.dtype) == 1) return ref::matmul(w, x, y, num_tokens, pool);  // rejects unknown dtypes
   // Other block types: many tokens through f32 panels; fewer through the super-block integer
   // kernel, or else the AVX2 family (every CPU with these kernels has AVX2), which dequantizes.
+  if (has_int8_gemm(w.dtype) && num_tokens >= kInt8GemmMinTokens) return matmul_int8_gemm(w, x, y, num_tokens, pool);
   if (num_tokens >= kPrefillMinTokens) return prefill_matmul<kAnyBlockType>(w, x, y, num_tokens, pool);
   if (has_kquant_matmul(w.dtype)) return matmul_kquants(w, x, y, num_tokens, pool);
   avx2::matmul(w, x, y, num_tokens, pool);
