@@ -8,7 +8,7 @@
 #include "apps/llmesh/commands.h"
 #include "kernels/ops.h"
 #include "kv/kv_pool.h"
-#include "model/model_files.h"
+#include "runtime/model_file_set.h"
 
 namespace llmesh::app {
 
@@ -20,7 +20,7 @@ struct InspectOptions {
 };
 
 // Parameters of one expert's SwiGLU MLP in one layer.
-int64_t expert_params(const ModelConfig& c) { return 3 * c.hidden_size * c.moe_intermediate_size; }
+int64_t expert_params(const model::ModelConfig& c) { return 3 * c.hidden_size * c.moe_intermediate_size; }
 
 std::string human_bytes(double b) {
   if (b >= (1ull << 30)) return fmt::format("{:.2f} GiB", b / double(1ull << 30));
@@ -35,8 +35,9 @@ std::string human_count(double n) {
 }
 
 void inspect(const InspectOptions& o) {
-  ModelFiles files = open_model(o.model_path);
-  const ModelConfig& c = files.config;
+  const runtime::ModelFileSet opened = runtime::ModelFileSet::open(o.model_path);
+  const model::ModelFiles& files = opened.files;
+  const model::ModelConfig& c = files.config;
   int64_t total_params = 0, weight_bytes = 0;
   std::map<std::string, std::pair<int64_t, int64_t>> by_dtype;  // dtype -> (tensors, bytes)
   for (const Tensor& t : files.weights.file_tensors()) {
@@ -48,12 +49,12 @@ void inspect(const InspectOptions& o) {
   }
   int64_t active_params = total_params;
   if (c.is_moe()) active_params -= (c.num_experts - c.num_experts_per_token) * expert_params(c) * c.num_layers;
-  const KvCacheShape kv{c.num_layers, c.num_kv_heads, c.head_dim, 16, 0};  // the default --kv-cache-dtype
+  const kv::KvCacheShape kv{c.num_layers, c.num_kv_heads, c.head_dim, 16, 0};  // the default --kv-cache-dtype
   nlohmann::json kv_by_dtype = nlohmann::json::object();
   std::string kv_others;  // "f32 112 KiB, ..." for the text report
   for (DType d : {DType::F32, DType::F16, DType::BF16, DType::Q8_0}) {
     if (c.head_dim % dtype_block_size(d) != 0) continue;
-    const KvCacheShape shape{c.num_layers, c.num_kv_heads, c.head_dim, 16, 0, d};
+    const kv::KvCacheShape shape{c.num_layers, c.num_kv_heads, c.head_dim, 16, 0, d};
     kv_by_dtype[std::string(dtype_name(d))] = shape.bytes_per_token();
     if (d != kv.dtype) kv_others += fmt::format(", {} {}", dtype_name(d), human_bytes(double(shape.bytes_per_token())));
   }
@@ -83,7 +84,7 @@ void inspect(const InspectOptions& o) {
       {"rope_theta", c.rope_theta},
       {"rope_scaling", c.rope_scaling.type},
       {"tie_word_embeddings", c.tie_word_embeddings},
-      {"has_chat_template", !files.chat_template.empty()},
+      {"has_chat_template", !opened.tokenizer.chat_template.empty()},
       {"cpu_kernels", kernels::backend_name()},
   };
   if (c.is_moe()) {
@@ -110,7 +111,7 @@ void inspect(const InspectOptions& o) {
              c.rope_scaling.type.empty() ? "" : ", " + c.rope_scaling.type + " scaling");
   fmt::print("KV cache      {} per token ({}{}), {} at full context\n", human_bytes(double(kv.bytes_per_token())),
              dtype_name(kv.dtype), kv_others, human_bytes(double(kv.bytes_per_token()) * double(c.max_position)));
-  fmt::print("chat template {}\n", files.chat_template.empty() ? "none" : "yes");
+  fmt::print("chat template {}\n", opened.tokenizer.chat_template.empty() ? "none" : "yes");
   fmt::print("CPU kernels   {}{}\n", kernels::backend_name(),
              std::string_view(kernels::backend_name()) == "ref"
                  ? " (the scalar reference: no AVX2 on this CPU, or LLMESH_KERNELS=ref)"

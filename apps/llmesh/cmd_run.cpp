@@ -43,7 +43,7 @@ struct RunOptions {
   bool ignore_eos = false;
   std::optional<bool> enable_thinking;
   std::string dump_logits;
-  EngineOptions engine;
+  engine::EngineOptions engine;
   bool no_prefix_cache = false;
 };
 
@@ -64,8 +64,8 @@ std::vector<int32_t> parse_ids(const std::string& text) {
   return ids;
 }
 
-SamplingParams sampling_from(const RunOptions& o, const GenerationDefaults& defaults) {
-  SamplingParams p;
+engine::SamplingParams sampling_from(const RunOptions& o, const model::GenerationDefaults& defaults) {
+  engine::SamplingParams p;
   p.temperature = o.temperature.value_or(defaults.temperature.value_or(0.8f));
   p.top_p = o.top_p.value_or(defaults.top_p.value_or(1.0f));
   p.top_k = o.top_k.value_or(defaults.top_k.value_or(0));
@@ -81,7 +81,7 @@ SamplingParams sampling_from(const RunOptions& o, const GenerationDefaults& defa
 struct Generation {
   std::vector<int32_t> prompt_ids, output_ids;
   std::string text;
-  FinishReason finish_reason = FinishReason::None;
+  engine::FinishReason finish_reason = engine::FinishReason::None;
   int64_t num_cached_tokens = 0;
   double prefill_seconds = 0;  // submit until the first token
   double decode_seconds = 0;   // the remaining tokens
@@ -95,7 +95,7 @@ struct Generation {
             {"prompt_tokens", prompt_ids.size()},
             {"cached_tokens", num_cached_tokens},
             {"output_tokens", output_ids.size()},
-            {"finish_reason", openai_finish_reason(finish_reason)},
+            {"finish_reason", engine::openai_finish_reason(finish_reason)},
             {"prefill_tokens_per_s", double(prompt_ids.size() - size_t(num_cached_tokens)) /
                                          std::max(prefill_seconds, 1e-9)},
             {"decode_tokens_per_s", decoded > 0 ? double(decoded) / std::max(decode_seconds, 1e-9) : 0.0}};
@@ -106,11 +106,11 @@ double seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::d
 
 class Runner {
  public:
-  Runner(LoadedModel& model, const RunOptions& o, EngineOptions engine_options)
-      : model_(model), o_(o), engine_(make_engine(model, std::move(engine_options))) {}
+  Runner(runtime::LoadedModel& model, const RunOptions& o, engine::EngineOptions engine_options)
+      : model_(model), o_(o), engine_(runtime::make_engine(model, std::move(engine_options))) {}
 
-  std::shared_ptr<RequestHandle> submit(const std::vector<int32_t>& prompt_ids) {
-    Request r;
+  std::shared_ptr<engine::RequestHandle> submit(const std::vector<int32_t>& prompt_ids) {
+    engine::Request r;
     r.request_id = "run-" + std::to_string(next_id_++);
     r.prompt_ids = prompt_ids;
     r.sampling = sampling_from(o_, model_.files.generation);
@@ -122,11 +122,11 @@ class Runner {
   }
 
   // Reads a request to its end; `stream` prints text as it arrives.
-  Generation collect(RequestHandle& handle, const std::vector<int32_t>& prompt_ids, Clock::time_point submitted,
+  Generation collect(engine::RequestHandle& handle, const std::vector<int32_t>& prompt_ids, Clock::time_point submitted,
                      bool stream) {
     Generation g;
     g.prompt_ids = prompt_ids;
-    StreamingDecoder decoder(*model_.tokenizer, /*skip_special=*/true);
+    text::StreamingDecoder decoder(*model_.tokenizer, /*skip_special=*/true);
     auto emit = [&](const std::string& piece) {
       g.text += piece;
       if (stream && !piece.empty()) {
@@ -135,7 +135,7 @@ class Runner {
       }
     };
     std::optional<Clock::time_point> first;
-    TokenEvent ev;
+    engine::TokenEvent ev;
     while (handle.next(&ev)) {
       check(ev.error.empty(), "generation failed: {}", ev.error);
       if (!first) {
@@ -147,7 +147,7 @@ class Runner {
         g.output_ids.push_back(ev.token_id);
         emit(decoder.push(ev.token_id));
       }
-      if (ev.finish_reason != FinishReason::None) g.finish_reason = ev.finish_reason;
+      if (ev.finish_reason != engine::FinishReason::None) g.finish_reason = ev.finish_reason;
     }
     emit(decoder.flush());
     const auto end = Clock::now();
@@ -165,19 +165,19 @@ class Runner {
   // All prompts submitted at once, so the engine batches them; results in prompt order.
   std::vector<Generation> generate_batch(const std::vector<std::vector<int32_t>>& prompts) {
     const auto submitted = Clock::now();
-    std::vector<std::shared_ptr<RequestHandle>> handles;
+    std::vector<std::shared_ptr<engine::RequestHandle>> handles;
     for (const auto& p : prompts) handles.push_back(submit(p));
     std::vector<Generation> out;
     for (size_t i = 0; i < prompts.size(); ++i) out.push_back(collect(*handles[i], prompts[i], submitted, false));
     return out;
   }
 
-  EngineStats stats() const { return engine_->stats(); }
+  engine::EngineStats stats() const { return engine_->stats(); }
 
  private:
-  LoadedModel& model_;
+  runtime::LoadedModel& model_;
   const RunOptions& o_;
-  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<engine::Engine> engine_;
   int64_t next_id_ = 0;
 };
 
@@ -195,13 +195,13 @@ void print_stats(const Generation& g) {
                j["prefill_tokens_per_s"].get<double>(), j["decode_tokens_per_s"].get<double>());
 }
 
-nlohmann::json engine_json(const EngineStats& s) {
+nlohmann::json engine_json(const engine::EngineStats& s) {
   return {{"prefix_hit_tokens", s.prefix_hit_tokens},
           {"preemptions", s.num_preemptions},
           {"evicted_blocks", s.num_evicted_blocks}};
 }
 
-void interactive_chat(LoadedModel& model, Runner& runner, const RunOptions& o) {
+void interactive_chat(runtime::LoadedModel& model, Runner& runner, const RunOptions& o) {
   nlohmann::json messages = nlohmann::json::array();
   if (!o.system.empty()) messages.push_back({{"role", "system"}, {"content", o.system}});
   const bool tty = ::isatty(STDIN_FILENO);
@@ -212,7 +212,7 @@ void interactive_chat(LoadedModel& model, Runner& runner, const RunOptions& o) {
     if (line.empty()) continue;
     if (line == "/exit" || line == "/quit") break;
     messages.push_back({{"role", "user"}, {"content", line}});
-    ChatTemplateOptions options;
+    text::ChatTemplateOptions options;
     options.enable_thinking = o.enable_thinking;
     const std::string prompt = model.render_chat(messages, nlohmann::json::array(), options);
     if (o.show_prompt) std::fprintf(stderr, "%s", prompt.c_str());
@@ -222,7 +222,7 @@ void interactive_chat(LoadedModel& model, Runner& runner, const RunOptions& o) {
   }
 }
 
-std::vector<int32_t> checked_ids(const std::string& text, const ModelConfig& config) {
+std::vector<int32_t> checked_ids(const std::string& text, const model::ModelConfig& config) {
   std::vector<int32_t> ids = parse_ids(text);
   check(!ids.empty(), "--prompt-ids: no ids given");
   for (int32_t id : ids)
@@ -238,7 +238,7 @@ void run(const RunOptions& o) {
   check(o.max_tokens >= 1, "--max-tokens must be at least 1 (got {})", o.max_tokens);
 
   ThreadPool pool(o.threads);
-  auto model = LoadedModel::load(o.model_path, pool, parse_weight_residency(o.weights));
+  auto model = runtime::LoadedModel::load(o.model_path, pool, parse_weight_residency(o.weights));
   const int64_t ctx = o.ctx_size > 0 ? o.ctx_size : model->config().max_position;
   check(ctx > 1, "--ctx-size must be at least 2");
 
@@ -250,7 +250,7 @@ void run(const RunOptions& o) {
       nlohmann::json messages = nlohmann::json::array();
       if (!o.system.empty()) messages.push_back({{"role", "system"}, {"content", o.system}});
       messages.push_back({{"role", "user"}, {"content", o.prompt}});
-      ChatTemplateOptions options;
+      text::ChatTemplateOptions options;
       options.enable_thinking = o.enable_thinking;
       text = model->render_chat(messages, nlohmann::json::array(), options);
     }
@@ -258,7 +258,7 @@ void run(const RunOptions& o) {
     prompts.push_back(model->encode_prompt(text));
   }
   // Size the KV cache to what this run can use, not to the whole trained context.
-  EngineOptions engine = o.engine;
+  engine::EngineOptions engine = o.engine;
   int64_t needed = 0;  // whole blocks per request: every request fits at once
   for (const auto& p : prompts) {
     check(int64_t(p.size()) < ctx, "the prompt has {} tokens but the context holds {} (--ctx-size)", p.size(), ctx);

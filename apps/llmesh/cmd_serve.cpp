@@ -24,7 +24,7 @@ struct ServeOptions {
   std::string model_path;
   std::string weights = "auto";
   api::ServerOptions server;
-  EngineOptions engine;
+  engine::EngineOptions engine;
   double kv_cache_mem_gib = 0.0;
   double max_body_mib = 16.0;
   int threads = 0;
@@ -61,14 +61,14 @@ void run_serve(ServeOptions o) {
   std::thread http([&] { server.listen(); });
 
   std::unique_ptr<ThreadPool> pool;
-  std::unique_ptr<LoadedModel> model;
-  std::unique_ptr<Engine> engine;
+  std::unique_ptr<runtime::LoadedModel> model;
+  std::unique_ptr<engine::Engine> engine;
   try {
     pool = std::make_unique<ThreadPool>(o.threads);
-    model = LoadedModel::load(o.model_path, *pool, parse_weight_residency(o.weights));
-    const ModelConfig& config = model->config();
-    const KvCacheShape shape{config.num_layers, config.num_kv_heads, config.head_dim, o.engine.block_size, 0,
-                             o.engine.kv_dtype};
+    model = runtime::LoadedModel::load(o.model_path, *pool, parse_weight_residency(o.weights));
+    const model::ModelConfig& config = model->config();
+    const kv::KvCacheShape shape{config.num_layers, config.num_kv_heads, config.head_dim, o.engine.block_size, 0,
+                                 o.engine.kv_dtype};
     if (o.engine.kv_cache_tokens <= 0 && o.kv_cache_mem_gib > 0) {
       o.engine.kv_cache_tokens = int64_t(o.kv_cache_mem_gib * double(1ull << 30)) / shape.bytes_per_token();
       check(o.engine.kv_cache_tokens >= o.engine.block_size, "--kv-cache-mem-gib {} holds less than one block",
@@ -76,7 +76,7 @@ void run_serve(ServeOptions o) {
     }
     if (o.engine.kv_cache_tokens <= 0 && o.server.context_tokens > 0) o.engine.kv_cache_tokens = o.server.context_tokens;
     o.engine.context_tokens = o.server.context_tokens;
-    engine = make_engine(*model, o.engine);
+    engine = runtime::make_engine(*model, o.engine);
     const int64_t kv_tokens = engine->kv_cache_tokens();
     std::printf("llmesh serve: model %s (%s, %s)\n", o.model_path.c_str(), model->files.format.c_str(),
                 config.arch.c_str());

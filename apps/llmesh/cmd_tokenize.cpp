@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/llmesh/commands.h"
-#include "model/model_files.h"
+#include "runtime/model_file_set.h"
 #include "text/tokenizer.h"
 
 namespace llmesh::app {
@@ -20,8 +20,8 @@ struct TokenizeOptions {
 };
 
 void tokenize(const TokenizeOptions& o) {
-  ModelFiles files = open_model(o.model_path);
-  Tokenizer tokenizer(files.vocab);
+  const runtime::ModelFileSet files = runtime::ModelFileSet::open(o.model_path);
+  text::Tokenizer tokenizer(files.tokenizer.vocab);
   std::vector<int32_t> ids = tokenizer.encode(o.text, /*parse_special=*/!o.no_special);
   nlohmann::json pieces = nlohmann::json::array();
   for (int32_t id : ids) pieces.push_back(tokenizer.token_string(id));

@@ -18,7 +18,7 @@ inline void add_kv_cache_dtype_option(CLI::App* cmd, DType* dtype) {
          "Element type of the KV cache: f16 halves f32's memory at ~5e-4 relative error per value, bf16 "
          "the same memory at 4e-3, q8_0 about a quarter of f32 (head_dim a multiple of 32)")
       ->check(CLI::IsMember({"f32", "f16", "bf16", "q8_0"}))
-      ->default_str(std::string(dtype_name(kDefaultKvDtype)));
+      ->default_str(std::string(dtype_name(kv::kDefaultKvDtype)));
 }
 
 void add_run_command(CLI::App& app);

@@ -37,7 +37,7 @@ void handle_messages(ServerContext& ctx, const httplib::Request& req, httplib::R
   };
   job->output_chunks = [writer, raw](PipelineOutput& output) {
     std::vector<json> events = writer->push(output.delta);
-    if (output.finish_reason != FinishReason::None) {
+    if (output.finish_reason != engine::FinishReason::None) {
       const TokenTextPipeline& p = raw->pipeline;
       const auto usage =
           AnthropicUsage::from_counts(raw->gen.num_prompt_tokens, p.num_cached_tokens(), p.num_generated_tokens());

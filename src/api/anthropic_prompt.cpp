@@ -22,7 +22,7 @@ GenerationRequest to_generation_request(const MessagesRequest& request) {
   return out;
 }
 
-std::string render_messages_prompt(const ChatTemplate& chat_template, const MessagesRequest& request) {
+std::string render_messages_prompt(const text::ChatTemplate& chat_template, const MessagesRequest& request) {
   return render_prompt(chat_template, to_generation_request(request));
 }
 

@@ -17,6 +17,6 @@ namespace llmesh::api {
 GenerationRequest to_generation_request(const MessagesRequest& request);
 
 // ApiError 400 when the template fails (raise_exception, no user turn, …).
-std::string render_messages_prompt(const ChatTemplate& chat_template, const MessagesRequest& request);
+std::string render_messages_prompt(const text::ChatTemplate& chat_template, const MessagesRequest& request);
 
 }  // namespace llmesh::api

@@ -42,16 +42,16 @@ json AnthropicUsage::to_json() const {
           {"output_tokens", output_tokens}};
 }
 
-std::string_view anthropic_stop_reason(FinishReason reason, bool emitted_tool_use) {
+std::string_view anthropic_stop_reason(engine::FinishReason reason, bool emitted_tool_use) {
   switch (reason) {
-    case FinishReason::Length:
+    case engine::FinishReason::Length:
       return "max_tokens";
-    case FinishReason::StopSequence:
+    case engine::FinishReason::StopSequence:
       return "stop_sequence";
-    case FinishReason::Eos:
+    case engine::FinishReason::Eos:
       return emitted_tool_use ? "tool_use" : "end_turn";
-    case FinishReason::Aborted:
-    case FinishReason::None:
+    case engine::FinishReason::Aborted:
+    case engine::FinishReason::None:
       break;
   }
   return "end_turn";
@@ -114,11 +114,11 @@ void AnthropicEventWriter::close(std::vector<json>& out) {
   open_block_ = Block::None;
 }
 
-void AnthropicEventWriter::add_tool_use(std::vector<json>& out, const ParsedToolCall& call) {
+void AnthropicEventWriter::add_tool_use(std::vector<json>& out, const text::ParsedToolCall& call) {
   const std::optional<std::string> input = tool_input_json(call.arguments_json);
   if (!input) {
     // Arguments that are not a JSON object cannot be a tool_use: show the call as text instead.
-    OutputDelta as_text;
+    text::OutputDelta as_text;
     as_text.content =
         "<tool_call>\n" + json({{"name", call.name}, {"arguments", call.arguments_json}}).dump() + "\n</tool_call>";
     for (auto& event : push(as_text)) out.push_back(std::move(event));
@@ -139,7 +139,7 @@ void AnthropicEventWriter::add_tool_use(std::vector<json>& out, const ParsedTool
   ++num_tool_uses_;
 }
 
-std::vector<json> AnthropicEventWriter::push(const OutputDelta& delta) {
+std::vector<json> AnthropicEventWriter::push(const text::OutputDelta& delta) {
   std::vector<json> out;
   if (!delta.reasoning.empty()) {
     if (open_block_ != Block::Thinking) {
@@ -173,7 +173,7 @@ std::vector<json> AnthropicEventWriter::push(const OutputDelta& delta) {
   return out;
 }
 
-std::vector<json> AnthropicEventWriter::finish(FinishReason reason, const std::string& stop_sequence,
+std::vector<json> AnthropicEventWriter::finish(engine::FinishReason reason, const std::string& stop_sequence,
                                                const AnthropicUsage& usage) {
   std::vector<json> out;
   close(out);
@@ -188,7 +188,7 @@ std::vector<json> AnthropicEventWriter::finish(FinishReason reason, const std::s
     close(out);
   }
   json stop_sequence_value = nullptr;
-  if (reason == FinishReason::StopSequence && !stop_sequence.empty()) stop_sequence_value = stop_sequence;
+  if (reason == engine::FinishReason::StopSequence && !stop_sequence.empty()) stop_sequence_value = stop_sequence;
   out.push_back(
       {{"type", "message_delta"},
        {"delta",

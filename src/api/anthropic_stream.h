@@ -44,7 +44,7 @@ struct AnthropicUsage {
 };
 
 // end_turn / max_tokens / stop_sequence / tool_use.
-std::string_view anthropic_stop_reason(FinishReason reason, bool emitted_tool_use);
+std::string_view anthropic_stop_reason(engine::FinishReason reason, bool emitted_tool_use);
 
 // The opaque signature of a thinking block (a content hash; clients echo it back, nothing checks it).
 std::string thinking_signature(std::string_view thinking);
@@ -60,10 +60,10 @@ class AnthropicEventWriter {
   // Block events for one delta: its reasoning (thinking block), content (text
   // block; whitespace outside a text block is held back until text follows),
   // then each tool call (a tool_use block).
-  std::vector<nlohmann::json> push(const OutputDelta& delta);
+  std::vector<nlohmann::json> push(const text::OutputDelta& delta);
   // Closes the open block (an output with no block at all gets one empty text
   // block: clients expect content), then message_delta and message_stop.
-  std::vector<nlohmann::json> finish(FinishReason reason, const std::string& stop_sequence,
+  std::vector<nlohmann::json> finish(engine::FinishReason reason, const std::string& stop_sequence,
                                      const AnthropicUsage& usage);
 
   bool emitted_tool_use() const { return num_tool_uses_ > 0; }
@@ -74,7 +74,7 @@ class AnthropicEventWriter {
 
   void open(std::vector<nlohmann::json>& out, Block block);
   void close(std::vector<nlohmann::json>& out);
-  void add_tool_use(std::vector<nlohmann::json>& out, const ParsedToolCall& call);
+  void add_tool_use(std::vector<nlohmann::json>& out, const text::ParsedToolCall& call);
 
   std::string message_id_;
   std::string model_;

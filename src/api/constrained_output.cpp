@@ -31,7 +31,8 @@ g::Symbol with_reasoning(g::GrammarBuilder& b, g::Symbol body, const ReasoningPr
   return body;
 }
 
-std::shared_ptr<TokenConstraint> finish_constraint(const ServerContext& ctx, g::GrammarBuilder& b, g::Symbol root) {
+std::shared_ptr<engine::TokenConstraint> finish_constraint(const ServerContext& ctx, g::GrammarBuilder& b,
+                                                           g::Symbol root) {
   auto compiled = std::make_shared<const g::CompiledGrammar>(b.build(root));
   return std::make_shared<g::GrammarConstraint>(std::move(compiled),
                                                 g::VocabIndex::for_tokenizer(*ctx.model->tokenizer));
@@ -39,9 +40,10 @@ std::shared_ptr<TokenConstraint> finish_constraint(const ServerContext& ctx, g::
 
 }  // namespace
 
-std::shared_ptr<TokenConstraint> make_json_constraint(const ServerContext& ctx, const json& schema,
-                                                      const ReasoningPrefix& reasoning, const std::string& param,
-                                                      std::vector<std::string>* ignored) {
+std::shared_ptr<engine::TokenConstraint> make_json_constraint(const ServerContext& ctx, const json& schema,
+                                                              const ReasoningPrefix& reasoning,
+                                                              const std::string& param,
+                                                              std::vector<std::string>* ignored) {
   g::GrammarBuilder b;
   g::Symbol body;
   try {
@@ -53,16 +55,16 @@ std::shared_ptr<TokenConstraint> make_json_constraint(const ServerContext& ctx, 
   return finish_constraint(ctx, b, with_reasoning(b, body, reasoning));
 }
 
-std::shared_ptr<TokenConstraint> make_tool_call_constraint(const ServerContext& ctx, const json& tools,
-                                                           const std::string& forced_name,
-                                                           const ReasoningPrefix& reasoning,
-                                                           std::vector<std::string>* ignored) {
+std::shared_ptr<engine::TokenConstraint> make_tool_call_constraint(const ServerContext& ctx, const json& tools,
+                                                                   const std::string& forced_name,
+                                                                   const ReasoningPrefix& reasoning,
+                                                                   std::vector<std::string>* ignored) {
   if (!tools.is_array() || tools.empty()) {
     throw ApiError(400, "invalid_request_error", "a forced tool call needs at least one tool in 'tools'",
                    "tool_choice");
   }
   // The same format the output parser expects (detected from the chat template; Hermes by default).
-  const ToolCallFormat format = model_tool_call_format(ctx);
+  const text::ToolCallFormat format = model_tool_call_format(ctx);
   g::GrammarBuilder b;
   std::vector<g::Symbol> calls;
   for (size_t i = 0; i < tools.size(); ++i) {
@@ -90,10 +92,10 @@ std::shared_ptr<TokenConstraint> make_tool_call_constraint(const ServerContext& 
     if (ignored)
       for (const auto& entry : tool_ignored) ignored->push_back(fmt::format("tool {}: {}", name, entry));
     const std::string name_json = json(name).dump();
-    if (format == ToolCallFormat::Llama3Json) {
+    if (format == text::ToolCallFormat::Llama3Json) {
       calls.push_back(
           b.sequence({b.literal("{\"name\": " + name_json + ", \"parameters\": "), arguments, b.literal("}")}));
-    } else if (format == ToolCallFormat::DeepSeekV3) {
+    } else if (format == text::ToolCallFormat::DeepSeekV3) {
       calls.push_back(b.sequence({b.literal("<｜tool▁call▁begin｜>function<｜tool▁sep｜>" + name + "\n```json\n"),
                                   arguments, b.literal("\n```<｜tool▁call▁end｜>")}));
     } else {
@@ -106,17 +108,17 @@ std::shared_ptr<TokenConstraint> make_tool_call_constraint(const ServerContext& 
                    fmt::format("tool_choice names '{}', which is not among the tools", forced_name), "tool_choice");
   }
   g::Symbol body = b.choice(calls);
-  if (format == ToolCallFormat::DeepSeekV3) {
+  if (format == text::ToolCallFormat::DeepSeekV3) {
     body = b.sequence({b.literal("<｜tool▁calls▁begin｜>"), body, b.literal("<｜tool▁calls▁end｜>")});
-  } else if (format != ToolCallFormat::Llama3Json) {
+  } else if (format != text::ToolCallFormat::Llama3Json) {
     body = b.sequence({b.literal("<tool_call>\n"), body, b.literal("\n</tool_call>")});
   }
   return finish_constraint(ctx, b, with_reasoning(b, body, reasoning));
 }
 
-std::shared_ptr<TokenConstraint> make_output_constraint(const ServerContext& ctx, const ConstraintSpec& spec,
-                                                        const ReasoningPrefix& reasoning,
-                                                        std::vector<std::string>* ignored) {
+std::shared_ptr<engine::TokenConstraint> make_output_constraint(const ServerContext& ctx, const ConstraintSpec& spec,
+                                                                const ReasoningPrefix& reasoning,
+                                                                std::vector<std::string>* ignored) {
   switch (spec.kind) {
     case ConstraintSpec::Kind::None: return nullptr;
     case ConstraintSpec::Kind::JsonSchema:

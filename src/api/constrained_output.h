@@ -26,25 +26,27 @@ struct ReasoningPrefix {
 // Output that is one JSON value valid against `schema` ({"type": "object"}
 // for json_object mode). Keywords the grammar cannot enforce are appended to
 // *ignored (may be null). ApiError 400 (param `param`) when the schema is unusable.
-std::shared_ptr<TokenConstraint> make_json_constraint(const ServerContext& ctx, const nlohmann::ordered_json& schema,
-                                                      const ReasoningPrefix& reasoning, const std::string& param,
-                                                      std::vector<std::string>* ignored);
+std::shared_ptr<engine::TokenConstraint> make_json_constraint(const ServerContext& ctx,
+                                                              const nlohmann::ordered_json& schema,
+                                                              const ReasoningPrefix& reasoning,
+                                                              const std::string& param,
+                                                              std::vector<std::string>* ignored);
 
 // Output that is one tool call in the model's native format (see
 // text/tool_call_format.h), its arguments valid against the tool's schema.
 // `tools` is an OpenAI tools array ([{type: "function", function: {name,
 // parameters}}]; flat {name, parameters} and Anthropic {name, input_schema}
 // entries work too); `forced_name` empty means any of them.
-std::shared_ptr<TokenConstraint> make_tool_call_constraint(const ServerContext& ctx,
-                                                           const nlohmann::ordered_json& tools,
-                                                           const std::string& forced_name,
-                                                           const ReasoningPrefix& reasoning,
-                                                           std::vector<std::string>* ignored);
+std::shared_ptr<engine::TokenConstraint> make_tool_call_constraint(const ServerContext& ctx,
+                                                                   const nlohmann::ordered_json& tools,
+                                                                   const std::string& forced_name,
+                                                                   const ReasoningPrefix& reasoning,
+                                                                   std::vector<std::string>* ignored);
 
 // The constraint a request's ConstraintSpec asks for (null for Kind::None).
-std::shared_ptr<TokenConstraint> make_output_constraint(const ServerContext& ctx, const ConstraintSpec& spec,
-                                                        const ReasoningPrefix& reasoning,
-                                                        std::vector<std::string>* ignored);
+std::shared_ptr<engine::TokenConstraint> make_output_constraint(const ServerContext& ctx, const ConstraintSpec& spec,
+                                                                const ReasoningPrefix& reasoning,
+                                                                std::vector<std::string>* ignored);
 
 // JSON objects keep the client's key order here, because the grammar emits
 // object properties in schema order (nlohmann::json, used to parse the rest

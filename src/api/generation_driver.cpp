@@ -25,7 +25,7 @@ bool drive_generation(ServerContext& ctx, ActiveGeneration& gen, TokenTextPipeli
   };
 
   while (!pipeline.finished()) {
-    TokenEvent event;
+    engine::TokenEvent event;
     bool timed_out = false;
     PipelineOutput output;
     if (gen.handle->next_for(&event, kPollIntervalMs, &timed_out)) {
@@ -49,14 +49,14 @@ bool drive_generation(ServerContext& ctx, ActiveGeneration& gen, TokenTextPipeli
     } else {
       output = pipeline.abort();  // the channel closed without a final event
     }
-    if (output.delta.empty() && output.logprobs.empty() && output.finish_reason == FinishReason::None) continue;
+    if (output.delta.empty() && output.logprobs.empty() && output.finish_reason == engine::FinishReason::None) continue;
     if (!callbacks.on_output(output)) {
       gen.handle->cancel();
       observe(false);
       return false;
     }
   }
-  observe(pipeline.finish_reason() != FinishReason::Aborted);
+  observe(pipeline.finish_reason() != engine::FinishReason::Aborted);
   return true;
 }
 

@@ -47,9 +47,9 @@ int64_t room_for_output(const ServerContext& ctx, int64_t num_prompt_tokens) {
 }
 
 // The engine request for a prompt whose output limit is already fitted.
-Request engine_request(const ServerContext& ctx, std::vector<int32_t> prompt_ids, const GenerationParams& params,
-                       int64_t max_tokens) {
-  Request request;
+engine::Request engine_request(const ServerContext& ctx, std::vector<int32_t> prompt_ids,
+                               const GenerationParams& params, int64_t max_tokens) {
+  engine::Request request;
   request.prompt_ids = std::move(prompt_ids);
   request.sampling = params.sampling(ctx.model->files.generation);
   request.max_tokens = max_tokens;
@@ -73,8 +73,8 @@ PreparedGeneration prepare_tokens(const ServerContext& ctx, std::vector<int32_t>
 
 }  // namespace
 
-ChatTemplateOptions template_options(const GenerationRequest& request, bool add_generation_prompt) {
-  ChatTemplateOptions options;
+text::ChatTemplateOptions template_options(const GenerationRequest& request, bool add_generation_prompt) {
+  text::ChatTemplateOptions options;
   options.add_generation_prompt = add_generation_prompt;
   // Always explicit: a template that knows the switch must not fall back to its own default.
   options.enable_thinking = request.enable_thinking;
@@ -82,7 +82,7 @@ ChatTemplateOptions template_options(const GenerationRequest& request, bool add_
   return options;
 }
 
-std::string render_prompt(const ChatTemplate& chat_template, const GenerationRequest& request,
+std::string render_prompt(const text::ChatTemplate& chat_template, const GenerationRequest& request,
                           bool add_generation_prompt) {
   try {
     return chat_template.render(request.messages, request.tools, template_options(request, add_generation_prompt)) +
@@ -126,7 +126,7 @@ int64_t fit_output_tokens(const ServerContext& ctx, int64_t num_prompt_tokens, s
   return requested ? std::min(*requested, room) : room;
 }
 
-ReasoningPrefix reasoning_prefix(const OutputParserOptions& parser, bool enable_thinking) {
+ReasoningPrefix reasoning_prefix(const text::OutputParserOptions& parser, bool enable_thinking) {
   ReasoningPrefix reasoning;
   reasoning.starts_in_reasoning = parser.starts_in_reasoning;
   // With thinking off the template closes an empty block in the prompt: the constrained part comes first.
@@ -166,7 +166,7 @@ StartedGeneration start_generation(ServerContext& ctx, PreparedGeneration prepar
   prepared.engine_request.request_id = std::move(request_id);
   try {
     gen.handle = ctx.engine->submit(std::move(prepared.engine_request));
-  } catch (const QueueFullError& e) {
+  } catch (const engine::QueueFullError& e) {
     throw ApiError(429, "rate_limit_error", std::string(e.what()) + "; retry shortly", "", "queue_full");
   } catch (const Error& e) {
     throw ApiError(400, "invalid_request_error", e.what());

@@ -38,9 +38,9 @@ struct PreparedPrompt {
 
 // Everything needed to submit a request, checked: a prepared generation only fails to start when the engine refuses it.
 struct PreparedGeneration {
-  std::string prompt;        // the rendered prompt ("" for a completion given as token ids)
-  Request engine_request;    // all but request_id (set by start_generation); max_tokens fits the context
-  PipelineOptions pipeline;  // stop strings, logprobs, the output parser
+  std::string prompt;              // the rendered prompt ("" for a completion given as token ids)
+  engine::Request engine_request;  // all but request_id (set by start_generation); max_tokens fits the context
+  PipelineOptions pipeline;        // stop strings, logprobs, the output parser
   std::vector<std::string> unenforced_keywords;  // schema keywords the constraint cannot enforce
 
   int64_t num_prompt_tokens() const { return int64_t(engine_request.prompt_ids.size()); }
@@ -53,11 +53,11 @@ struct StartedGeneration {
 };
 
 // The template variables: the request's kwargs and its reasoning switch.
-ChatTemplateOptions template_options(const GenerationRequest& request, bool add_generation_prompt = true);
+text::ChatTemplateOptions template_options(const GenerationRequest& request, bool add_generation_prompt = true);
 
 // The prompt text: the template's rendering, then the assistant prefill.
 // ApiError 400 (in the request's ErrorStyle) when the template fails.
-std::string render_prompt(const ChatTemplate& chat_template, const GenerationRequest& request,
+std::string render_prompt(const text::ChatTemplate& chat_template, const GenerationRequest& request,
                           bool add_generation_prompt = true);
 // Same with the served model's template; ApiError 400 when it has none.
 std::string render_prompt(const ServerContext& ctx, const GenerationRequest& request,
@@ -75,7 +75,7 @@ int64_t fit_output_tokens(const ServerContext& ctx, int64_t num_prompt_tokens, s
 
 // Where a constrained part may start: inside the reasoning block the prompt
 // opened, or after one the model may open when thinking is on.
-ReasoningPrefix reasoning_prefix(const OutputParserOptions& parser, bool enable_thinking);
+ReasoningPrefix reasoning_prefix(const text::OutputParserOptions& parser, bool enable_thinking);
 
 // Render, tokenize, fit the output, choose the parser and build the constraint.
 PreparedGeneration prepare(const ServerContext& ctx, const GenerationRequest& request);

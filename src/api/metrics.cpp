@@ -73,7 +73,7 @@ void ServerMetrics::count_http_error(int http_status) {
   (http_status >= 500 ? num_http_errors_5xx_ : num_http_errors_4xx_)++;
 }
 
-std::string ServerMetrics::render(const EngineStats& s, const std::string& model_name) const {
+std::string ServerMetrics::render(const engine::EngineStats& s, const std::string& model_name) const {
   const std::string labels = fmt::format("model_name=\"{}\"", model_name);
   std::string out;
   gauge(out, "llmesh:num_requests_running", "Requests in the running batch.", labels, double(s.num_running));

@@ -39,7 +39,7 @@ class ServerMetrics {
   void observe_request(double ttft_seconds, double e2e_seconds, int64_t num_output_tokens, bool succeeded);
   void count_http_error(int http_status);
 
-  std::string render(const EngineStats& stats, const std::string& model_name) const;
+  std::string render(const engine::EngineStats& stats, const std::string& model_name) const;
 
  private:
   Histogram ttft_;

@@ -14,7 +14,8 @@ namespace llmesh::api {
 
 using nlohmann::json;
 
-ChatChunkFormatter::ChatChunkFormatter(std::string id, int64_t created, std::string model, const Tokenizer& tokenizer)
+ChatChunkFormatter::ChatChunkFormatter(std::string id, int64_t created, std::string model,
+                                       const text::Tokenizer& tokenizer)
     : id_(std::move(id)), created_(created), model_(std::move(model)), tokenizer_(tokenizer) {}
 
 json ChatChunkFormatter::chunk(json delta, json finish_reason, json logprobs) const {
@@ -36,7 +37,7 @@ std::vector<json> ChatChunkFormatter::chunks(const PipelineOutput& output, bool 
   std::vector<json> out;
   json logprobs = nullptr;
   if (!output.logprobs.empty()) logprobs = {{"content", chat_logprob_entries(tokenizer_, output.logprobs)}};
-  const OutputDelta& d = output.delta;
+  const text::OutputDelta& d = output.delta;
   if (!d.reasoning.empty()) out.push_back(chunk({{"reasoning_content", d.reasoning}}, nullptr, nullptr));
   if (!d.content.empty()) out.push_back(chunk({{"content", d.content}}, nullptr, nullptr));
   if (!d.tool_calls.empty()) {
@@ -49,7 +50,7 @@ std::vector<json> ChatChunkFormatter::chunks(const PipelineOutput& output, bool 
     if (out.empty()) out.push_back(chunk(json::object(), nullptr, nullptr));
     out.front()["choices"][0]["logprobs"] = logprobs;
   }
-  if (output.finish_reason != FinishReason::None) {
+  if (output.finish_reason != engine::FinishReason::None) {
     out.push_back(chunk(json::object(), finish_reason_string(output.finish_reason, emitted_tool_calls), nullptr));
   }
   return out;
@@ -72,7 +73,7 @@ void ChatResponseBuilder::add(const PipelineOutput& output) {
 }
 
 json ChatResponseBuilder::build(const std::string& id, int64_t created, const std::string& model,
-                                FinishReason finish_reason, const json& usage, bool include_logprobs) const {
+                                engine::FinishReason finish_reason, const json& usage, bool include_logprobs) const {
   json message = {{"role", "assistant"}, {"content", message_.content}};
   const bool has_calls = !message_.tool_calls.empty();
   if (has_calls) {
@@ -122,7 +123,7 @@ void handle_chat_completions(ServerContext& ctx, const httplib::Request& req, ht
   const std::string id = make_request_id("chatcmpl-");
   const int64_t created = unix_time_seconds();
   const std::string& model_name = ctx.options.served_model_name;
-  const Tokenizer& tokenizer = *ctx.model->tokenizer;
+  const text::Tokenizer& tokenizer = *ctx.model->tokenizer;
   StartedGeneration started = start_generation(ctx, std::move(prepared), id, arrival, res);
 
   if (request.params.stream) {

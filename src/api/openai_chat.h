@@ -18,7 +18,7 @@ namespace llmesh::api {
 // Formats chat.completion.chunk events for one streamed response.
 class ChatChunkFormatter {
  public:
-  ChatChunkFormatter(std::string id, int64_t created, std::string model, const Tokenizer& tokenizer);
+  ChatChunkFormatter(std::string id, int64_t created, std::string model, const text::Tokenizer& tokenizer);
 
   nlohmann::json role_chunk() const;  // the first chunk: role (and empty content)
   // Content/reasoning/tool-call deltas, then the finish chunk when output.finish_reason is set.
@@ -31,21 +31,21 @@ class ChatChunkFormatter {
   std::string id_;
   int64_t created_;
   std::string model_;
-  const Tokenizer& tokenizer_;
+  const text::Tokenizer& tokenizer_;
   size_t num_tool_calls_ = 0;
 };
 
 // Accumulates outputs into one chat.completion object.
 class ChatResponseBuilder {
  public:
-  explicit ChatResponseBuilder(const Tokenizer& tokenizer) : tokenizer_(tokenizer) {}
+  explicit ChatResponseBuilder(const text::Tokenizer& tokenizer) : tokenizer_(tokenizer) {}
   void add(const PipelineOutput& output);
-  nlohmann::json build(const std::string& id, int64_t created, const std::string& model, FinishReason finish_reason,
-                       const nlohmann::json& usage, bool include_logprobs) const;
+  nlohmann::json build(const std::string& id, int64_t created, const std::string& model,
+                       engine::FinishReason finish_reason, const nlohmann::json& usage, bool include_logprobs) const;
 
  private:
-  const Tokenizer& tokenizer_;
-  OutputDelta message_;
+  const text::Tokenizer& tokenizer_;
+  text::OutputDelta message_;
   std::vector<TokenLogprobs> logprobs_;
 };
 

@@ -19,7 +19,7 @@ struct LegacyLogprobs {
        text_offset = json::array();
   int64_t offset = 0;
 
-  void add(const Tokenizer& tokenizer, const std::vector<TokenLogprobs>& entries) {
+  void add(const text::Tokenizer& tokenizer, const std::vector<TokenLogprobs>& entries) {
     for (const auto& e : entries) {
       const std::string text = tokenizer.token_bytes(e.token_id);
       tokens.push_back(text);
@@ -55,7 +55,7 @@ void handle_completions(ServerContext& ctx, const httplib::Request& req, httplib
   const auto arrival = Clock::now();
   const CompletionRequest request = parse_completion_request(parse_json_body(req.body));
   ctx.check_model_name(request.params.model);
-  const Tokenizer& tokenizer = *ctx.model->tokenizer;
+  const text::Tokenizer& tokenizer = *ctx.model->tokenizer;
   std::vector<int32_t> prompt_ids =
       request.prompt_text ? ctx.model->encode_prompt(*request.prompt_text) : request.prompt_ids;
   for (int32_t id : prompt_ids) {
@@ -87,7 +87,7 @@ void handle_completions(ServerContext& ctx, const httplib::Request& req, httplib
         logprobs->offset = step.offset;
         lp = step.to_json();
       }
-      json finish = output.finish_reason == FinishReason::None
+      json finish = output.finish_reason == engine::FinishReason::None
                         ? json(nullptr)
                         : json(finish_reason_string(output.finish_reason, false));
       return std::vector<json>{completion_object(id, created, model_name, output.delta.content, lp, finish)};

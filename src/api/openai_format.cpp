@@ -15,7 +15,7 @@ json usage_json(int64_t num_prompt_tokens, int64_t num_completion_tokens, int64_
 
 namespace {
 
-json token_entry(const Tokenizer& tokenizer, int32_t token_id, float logprob) {
+json token_entry(const text::Tokenizer& tokenizer, int32_t token_id, float logprob) {
   const std::string bytes = token_id >= 0 && token_id < tokenizer.vocab_size() ? tokenizer.token_bytes(token_id) : "";
   json byte_values = json::array();
   for (unsigned char b : bytes) byte_values.push_back(int(b));
@@ -24,7 +24,7 @@ json token_entry(const Tokenizer& tokenizer, int32_t token_id, float logprob) {
 
 }  // namespace
 
-json chat_logprob_entries(const Tokenizer& tokenizer, const std::vector<TokenLogprobs>& tokens) {
+json chat_logprob_entries(const text::Tokenizer& tokenizer, const std::vector<TokenLogprobs>& tokens) {
   json entries = json::array();
   for (const auto& t : tokens) {
     json entry = token_entry(tokenizer, t.token_id, t.logprob);
@@ -36,12 +36,13 @@ json chat_logprob_entries(const Tokenizer& tokenizer, const std::vector<TokenLog
   return entries;
 }
 
-std::string finish_reason_string(FinishReason reason, bool emitted_tool_calls) {
-  if (emitted_tool_calls && (reason == FinishReason::Eos || reason == FinishReason::StopSequence)) return "tool_calls";
-  return std::string(openai_finish_reason(reason));
+std::string finish_reason_string(engine::FinishReason reason, bool emitted_tool_calls) {
+  if (emitted_tool_calls && (reason == engine::FinishReason::Eos || reason == engine::FinishReason::StopSequence))
+    return "tool_calls";
+  return std::string(engine::openai_finish_reason(reason));
 }
 
-json tool_calls_json(const std::vector<ParsedToolCall>& calls, size_t first_index, bool streaming) {
+json tool_calls_json(const std::vector<text::ParsedToolCall>& calls, size_t first_index, bool streaming) {
   json out = json::array();
   for (size_t i = 0; i < calls.size(); ++i) {
     json call = {{"id", calls[i].id},

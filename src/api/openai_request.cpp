@@ -81,8 +81,8 @@ json normalize_content(const json& content, const std::string& where) {
 
 }  // namespace
 
-SamplingParams GenerationParams::sampling(const GenerationDefaults& defaults) const {
-  SamplingParams s;
+engine::SamplingParams GenerationParams::sampling(const model::GenerationDefaults& defaults) const {
+  engine::SamplingParams s;
   s.temperature = temperature.value_or(defaults.temperature.value_or(1.0f));
   s.top_p = top_p.value_or(defaults.top_p.value_or(1.0f));
   s.top_k = top_k.value_or(defaults.top_k.value_or(0));

@@ -32,7 +32,7 @@ struct GenerationParams {
   bool logprobs = false;
   int32_t top_logprobs = 0;
 
-  SamplingParams sampling(const GenerationDefaults& defaults) const;
+  engine::SamplingParams sampling(const model::GenerationDefaults& defaults) const;
 };
 
 struct ChatCompletionRequest {

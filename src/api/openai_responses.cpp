@@ -17,7 +17,7 @@ using nlohmann::json;
 
 namespace {
 
-ResponsesUsage responses_usage(const Tokenizer& tokenizer, const ActiveGeneration& gen,
+ResponsesUsage responses_usage(const text::Tokenizer& tokenizer, const ActiveGeneration& gen,
                                const TokenTextPipeline& pipeline, const ResponsesEventWriter& writer) {
   ResponsesUsage usage;
   usage.num_input_tokens = gen.num_prompt_tokens;
@@ -70,7 +70,7 @@ void handle_responses(ServerContext& ctx, const httplib::Request& req, httplib::
   PreparedGeneration prepared = prepare(ctx, to_generation_request(request, req.body));
 
   const std::string response_id = make_item_id("resp_");
-  const Tokenizer& tokenizer = *ctx.model->tokenizer;
+  const text::Tokenizer& tokenizer = *ctx.model->tokenizer;
   ResponseEnvelope envelope(request, response_id, unix_time_seconds(), ctx.options.served_model_name,
                             prepared.engine_request.sampling);
   StartedGeneration started = start_generation(ctx, std::move(prepared), response_id, arrival, res);
@@ -85,7 +85,7 @@ void handle_responses(ServerContext& ctx, const httplib::Request& req, httplib::
   job->output_chunks = [writer, raw, &tokenizer, conversation, response_id,
                         store = request.store](PipelineOutput& output) {
     std::vector<json> events = writer->push(output.delta);
-    if (output.finish_reason != FinishReason::None) {
+    if (output.finish_reason != engine::FinishReason::None) {
       const ResponsesUsage usage = responses_usage(tokenizer, raw->gen, raw->pipeline, *writer);
       for (auto& e : writer->finish(output.finish_reason, usage)) events.push_back(std::move(e));
       remember_response(response_id, store, *conversation, writer->final_response());

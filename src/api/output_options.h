@@ -15,9 +15,10 @@ namespace llmesh::api {
 // source. A template that shows no tool syntax (or no template) gives Hermes,
 // the most common convention, so a request with tools still has a format to
 // parse and to force.
-ToolCallFormat model_tool_call_format(const ServerContext& ctx);
+text::ToolCallFormat model_tool_call_format(const ServerContext& ctx);
 
 // `prompt` is the rendered prompt (a template may already have opened <think>).
-OutputParserOptions output_parser_options(const ServerContext& ctx, const std::string& prompt, bool parse_tool_calls);
+text::OutputParserOptions output_parser_options(const ServerContext& ctx, const std::string& prompt,
+                                                bool parse_tool_calls);
 
 }  // namespace llmesh::api

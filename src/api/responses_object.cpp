@@ -22,7 +22,7 @@ double rounded(float x) { return std::round(double(x) * 1e6) / 1e6; }
 }  // namespace
 
 ResponseEnvelope::ResponseEnvelope(const ResponsesRequest& request, std::string response_id, int64_t created_at,
-                                   std::string model, const SamplingParams& sampling)
+                                   std::string model, const engine::SamplingParams& sampling)
     : response_id_(std::move(response_id)) {
   fields_ = {
       {"created_at", created_at},

@@ -28,7 +28,7 @@ struct ResponsesUsage {
 class ResponseEnvelope {
  public:
   ResponseEnvelope(const ResponsesRequest& request, std::string response_id, int64_t created_at, std::string model,
-                   const SamplingParams& sampling);
+                   const engine::SamplingParams& sampling);
 
   const std::string& response_id() const { return response_id_; }
 

@@ -31,7 +31,7 @@ std::vector<json> ResponsesEventWriter::start() {
   return events;
 }
 
-std::vector<json> ResponsesEventWriter::push(const OutputDelta& delta) {
+std::vector<json> ResponsesEventWriter::push(const text::OutputDelta& delta) {
   std::vector<json> events;
   if (!delta.reasoning.empty()) add_reasoning(delta.reasoning, events);
   if (!delta.content.empty()) add_text(delta.content, events);
@@ -124,7 +124,7 @@ void ResponsesEventWriter::add_text(const std::string& text, std::vector<json>& 
                                                         {"logprobs", json::array()}}));
 }
 
-void ResponsesEventWriter::add_tool_call(const ParsedToolCall& call, std::vector<json>& events) {
+void ResponsesEventWriter::add_tool_call(const text::ParsedToolCall& call, std::vector<json>& events) {
   close(events, "completed");
   held_whitespace_.clear();
   const std::string item_id = make_item_id("fc_");
@@ -143,11 +143,11 @@ void ResponsesEventWriter::add_tool_call(const ParsedToolCall& call, std::vector
   output_.push_back(std::move(done_item));
 }
 
-std::vector<json> ResponsesEventWriter::finish(FinishReason reason, const ResponsesUsage& usage) {
+std::vector<json> ResponsesEventWriter::finish(engine::FinishReason reason, const ResponsesUsage& usage) {
   std::vector<json> events;
-  const bool truncated = reason == FinishReason::Length;
+  const bool truncated = reason == engine::FinishReason::Length;
   close(events, truncated ? "incomplete" : "completed");
-  if (reason == FinishReason::Aborted) {
+  if (reason == engine::FinishReason::Aborted) {
     final_response_ = envelope_.build("failed", output_, usage.to_json(),
                                       {{"code", "server_error"}, {"message", "the generation was aborted"}}, nullptr);
     events.push_back(event("response.failed", {{"response", final_response_}}));
@@ -171,7 +171,7 @@ std::vector<json> ResponsesEventWriter::fail(const std::string& code, const std:
 
 std::vector<json> ResponsesEventWriter::keepalive() { return {event("keepalive")}; }
 
-int64_t estimate_reasoning_tokens(const Tokenizer& tokenizer, const std::string& reasoning_text,
+int64_t estimate_reasoning_tokens(const text::Tokenizer& tokenizer, const std::string& reasoning_text,
                                   int64_t num_output_tokens) {
   if (reasoning_text.empty()) return 0;
   constexpr int64_t kNumTagTokens = 2;  // <think> and </think>

@@ -38,11 +38,11 @@ class ResponsesEventWriter {
  public:
   ResponsesEventWriter(ResponseEnvelope envelope, bool include_encrypted_reasoning);
 
-  std::vector<nlohmann::json> start();                         // created, in_progress
-  std::vector<nlohmann::json> push(const OutputDelta& delta);  // item events
+  std::vector<nlohmann::json> start();                               // created, in_progress
+  std::vector<nlohmann::json> push(const text::OutputDelta& delta);  // item events
   // Closes the open item; then response.completed (Eos, StopSequence) or
   // response.incomplete (Length: max_output_tokens) or response.failed (Aborted).
-  std::vector<nlohmann::json> finish(FinishReason reason, const ResponsesUsage& usage);
+  std::vector<nlohmann::json> finish(engine::FinishReason reason, const ResponsesUsage& usage);
   // An error after the stream started: response.failed carrying it (the last event).
   std::vector<nlohmann::json> fail(const std::string& code, const std::string& message);
   std::vector<nlohmann::json> keepalive();
@@ -68,7 +68,7 @@ class ResponsesEventWriter {
   void close(std::vector<nlohmann::json>& events, const std::string& message_status);
   void add_reasoning(const std::string& text, std::vector<nlohmann::json>& events);
   void add_text(const std::string& text, std::vector<nlohmann::json>& events);
-  void add_tool_call(const ParsedToolCall& call, std::vector<nlohmann::json>& events);
+  void add_tool_call(const text::ParsedToolCall& call, std::vector<nlohmann::json>& events);
 
   ResponseEnvelope envelope_;
   bool include_encrypted_reasoning_;
@@ -83,7 +83,7 @@ class ResponsesEventWriter {
 // The reasoning share of the output tokens: `reasoning_text` re-encoded, plus
 // the <think> and </think> tags, never more than `num_output_tokens`.
 // (An estimate: re-encoding may split text differently from generation.)
-int64_t estimate_reasoning_tokens(const Tokenizer& tokenizer, const std::string& reasoning_text,
+int64_t estimate_reasoning_tokens(const text::Tokenizer& tokenizer, const std::string& reasoning_text,
                                   int64_t num_output_tokens);
 
 }  // namespace llmesh::api

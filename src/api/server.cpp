@@ -241,7 +241,7 @@ void ApiServer::stop() {
   if (impl_->http.is_running()) impl_->http.stop();
 }
 
-void ApiServer::set_ready(LoadedModel* model, Engine* engine) {
+void ApiServer::set_ready(runtime::LoadedModel* model, engine::Engine* engine) {
   impl_->ctx.model = model;
   impl_->ctx.engine = engine;
   impl_->ctx.ready.store(true);

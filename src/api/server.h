@@ -28,7 +28,7 @@ class ApiServer {
   void listen();
   void stop();
   // The model endpoints go live. Both must outlive the server.
-  void set_ready(LoadedModel* model, Engine* engine);
+  void set_ready(runtime::LoadedModel* model, engine::Engine* engine);
 
  private:
   struct Impl;

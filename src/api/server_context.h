@@ -17,8 +17,8 @@ namespace llmesh::api {
 
 struct ServerContext {
   ServerOptions options;
-  LoadedModel* model = nullptr;  // set with engine by ApiServer::set_ready
-  Engine* engine = nullptr;
+  runtime::LoadedModel* model = nullptr;  // set with engine by ApiServer::set_ready
+  engine::Engine* engine = nullptr;
   std::atomic<bool> ready{false};
   ServerMetrics metrics;
 
@@ -33,7 +33,7 @@ using Clock = std::chrono::steady_clock;
 // A submitted engine request and what the API edge remembers about it
 // (see start_generation in generation_pipeline.h).
 struct ActiveGeneration {
-  std::shared_ptr<RequestHandle> handle;
+  std::shared_ptr<engine::RequestHandle> handle;
   std::string request_id;
   int64_t num_prompt_tokens = 0;
   Clock::time_point arrival;

@@ -6,7 +6,7 @@
 
 namespace llmesh::api {
 
-TokenTextPipeline::TokenTextPipeline(const Tokenizer& tokenizer, PipelineOptions options)
+TokenTextPipeline::TokenTextPipeline(const text::Tokenizer& tokenizer, PipelineOptions options)
     : tokenizer_(tokenizer),
       options_(std::move(options)),
       decoder_(tokenizer, /*skip_special=*/false),  // keeps_token_text() skips them instead
@@ -23,10 +23,10 @@ bool TokenTextPipeline::keeps_token_text(int32_t token_id) const {
   return std::find(kept_special_ids_.begin(), kept_special_ids_.end(), token_id) != kept_special_ids_.end();
 }
 
-PipelineOutput TokenTextPipeline::push(const TokenEvent& event) {
+PipelineOutput TokenTextPipeline::push(const engine::TokenEvent& event) {
   PipelineOutput out;
   if (!event.error.empty()) {
-    finish_reason_ = FinishReason::Aborted;
+    finish_reason_ = engine::FinishReason::Aborted;
     throw ApiError(500, "server_error", "generation failed: " + event.error);
   }
   if (event.num_prompt_tokens > 0) {
@@ -38,15 +38,15 @@ PipelineOutput TokenTextPipeline::push(const TokenEvent& event) {
     if (options_.collect_logprobs) out.logprobs.push_back({event.token_id, event.logprob, event.top_logprobs});
     // The token that ends generation (EOS or a stop token id) is not text.
     const bool is_stop_token =
-        event.finish_reason == FinishReason::Eos || event.finish_reason == FinishReason::StopSequence;
+        event.finish_reason == engine::FinishReason::Eos || event.finish_reason == engine::FinishReason::StopSequence;
     if (!is_stop_token && !stop_matcher_.stopped() && keeps_token_text(event.token_id)) {
       std::string safe = stop_matcher_.push(decoder_.push(event.token_id));
       out.delta.append(parser_.push(safe));
     }
   }
   if (stop_matcher_.stopped()) {
-    finish(out, FinishReason::StopSequence, /*flush_text=*/false);
-  } else if (event.finish_reason != FinishReason::None) {
+    finish(out, engine::FinishReason::StopSequence, /*flush_text=*/false);
+  } else if (event.finish_reason != engine::FinishReason::None) {
     finish(out, event.finish_reason, /*flush_text=*/true);
   }
   num_tool_calls_ += int64_t(out.delta.tool_calls.size());
@@ -55,16 +55,17 @@ PipelineOutput TokenTextPipeline::push(const TokenEvent& event) {
 
 PipelineOutput TokenTextPipeline::abort() {
   PipelineOutput out;
-  if (!finished()) finish(out, FinishReason::Aborted, /*flush_text=*/true);
+  if (!finished()) finish(out, engine::FinishReason::Aborted, /*flush_text=*/true);
   num_tool_calls_ += int64_t(out.delta.tool_calls.size());
   return out;
 }
 
-void TokenTextPipeline::finish(PipelineOutput& out, FinishReason reason, bool flush_text) {
+void TokenTextPipeline::finish(PipelineOutput& out, engine::FinishReason reason, bool flush_text) {
   if (flush_text) {
     std::string tail = stop_matcher_.push(decoder_.flush());
     if (!stop_matcher_.stopped()) tail += stop_matcher_.flush();
-    else reason = FinishReason::StopSequence;
+    else
+      reason = engine::FinishReason::StopSequence;
     out.delta.append(parser_.push(tail));
   }
   out.delta.append(parser_.finish());

@@ -23,33 +23,33 @@ namespace llmesh::api {
 struct TokenLogprobs {
   int32_t token_id = -1;
   float logprob = 0.0f;
-  std::vector<TopLogprob> top_logprobs;
+  std::vector<engine::TopLogprob> top_logprobs;
 };
 
 // What one TokenEvent turned into (often empty while text is held back).
 struct PipelineOutput {
-  OutputDelta delta;
-  std::vector<TokenLogprobs> logprobs;            // the tokens of this event (when collected)
-  FinishReason finish_reason = FinishReason::None;  // set on the last output
+  text::OutputDelta delta;
+  std::vector<TokenLogprobs> logprobs;                              // the tokens of this event (when collected)
+  engine::FinishReason finish_reason = engine::FinishReason::None;  // set on the last output
 };
 
 struct PipelineOptions {
   std::vector<std::string> stop_strings;
-  OutputParserOptions parser;      // for plain completions: parse_reasoning = parse_tool_calls = false
+  text::OutputParserOptions parser;  // for plain completions: parse_reasoning = parse_tool_calls = false
   bool collect_logprobs = false;
 };
 
 class TokenTextPipeline {
  public:
-  TokenTextPipeline(const Tokenizer& tokenizer, PipelineOptions options);
+  TokenTextPipeline(const text::Tokenizer& tokenizer, PipelineOptions options);
 
   // Precondition: !finished(). An event with `error` throws ApiError 500.
-  PipelineOutput push(const TokenEvent& event);
+  PipelineOutput push(const engine::TokenEvent& event);
   // The request ended without a final event (channel closed, cancelled): flush as Aborted.
   PipelineOutput abort();
 
-  bool finished() const { return finish_reason_ != FinishReason::None; }
-  FinishReason finish_reason() const { return finish_reason_; }
+  bool finished() const { return finish_reason_ != engine::FinishReason::None; }
+  engine::FinishReason finish_reason() const { return finish_reason_; }
   // True once a stop string ended the text: the caller should cancel the engine request.
   bool stopped_by_string() const { return stop_matcher_.stopped(); }
   // The stop string that ended the text ("" when none did).
@@ -60,16 +60,16 @@ class TokenTextPipeline {
   bool emitted_tool_calls() const { return num_tool_calls_ > 0; }
 
  private:
-  void finish(PipelineOutput& out, FinishReason reason, bool flush_text);
+  void finish(PipelineOutput& out, engine::FinishReason reason, bool flush_text);
   bool keeps_token_text(int32_t token_id) const;
 
-  const Tokenizer& tokenizer_;
+  const text::Tokenizer& tokenizer_;
   PipelineOptions options_;
-  StreamingDecoder decoder_;
+  text::StreamingDecoder decoder_;
   StopStringMatcher stop_matcher_;
-  OutputParser parser_;
+  text::OutputParser parser_;
   std::vector<int32_t> kept_special_ids_;  // special tokens that are parser markers (few)
-  FinishReason finish_reason_ = FinishReason::None;
+  engine::FinishReason finish_reason_ = engine::FinishReason::None;
   int64_t num_generated_tokens_ = 0;
   int64_t num_prompt_tokens_ = 0;
   int64_t num_cached_tokens_ = 0;

@@ -4,21 +4,22 @@
 #include <random>
 
 #include "core/error.h"
-#include "model/model_files.h"
+#include "text/tokenizer_files.h"
 #include "text/tokenizer_json.h"
 
 namespace llmesh::bench {
 
 namespace fs = std::filesystem;
 
-std::shared_ptr<const Tokenizer> load_tokenizer(const std::string& path) {
+std::shared_ptr<const text::Tokenizer> load_tokenizer(const std::string& path) {
   check(fs::exists(path), "tokenizer {}: no such file or folder", path);
-  if (path.ends_with(".json")) return std::make_shared<Tokenizer>(read_hf_tokenizer_json(path));
+  if (path.ends_with(".json")) return std::make_shared<text::Tokenizer>(text::read_hf_tokenizer_json(path));
   if (fs::is_directory(path) && fs::exists(fs::path(path) / "tokenizer.json") &&
       !fs::exists(fs::path(path) / "config.json"))
-    return std::make_shared<Tokenizer>(read_hf_tokenizer_json((fs::path(path) / "tokenizer.json").string()));
-  ModelFiles files = open_model(path);  // maps the weights but reads only the vocabulary
-  return std::make_shared<Tokenizer>(std::move(files.vocab));
+    return std::make_shared<text::Tokenizer>(
+        text::read_hf_tokenizer_json((fs::path(path) / "tokenizer.json").string()));
+  // A model: its tokenizer files only (a .gguf file's metadata; no weights are mapped into a model).
+  return std::make_shared<text::Tokenizer>(text::open_tokenizer_files(path).vocab);
 }
 
 namespace {
@@ -32,10 +33,10 @@ bool is_plain_word(std::string_view s) {
 
 }  // namespace
 
-PromptBuilder::PromptBuilder(std::shared_ptr<const Tokenizer> tokenizer, std::string corpus_text)
+PromptBuilder::PromptBuilder(std::shared_ptr<const text::Tokenizer> tokenizer, std::string corpus_text)
     : tokenizer_(std::move(tokenizer)) {
   check(tokenizer_ != nullptr, "PromptBuilder: no tokenizer");
-  const Tokenizer& tok = *tokenizer_;
+  const text::Tokenizer& tok = *tokenizer_;
   for (int32_t id = 0; id < tok.vocab_size() && spaced_words_.size() < 4096; ++id) {
     if (tok.is_added(id)) continue;
     const std::string bytes = tok.token_bytes(id);

@@ -20,26 +20,26 @@ namespace llmesh::bench {
 
 // A tokenizer from a tokenizer.json, a folder holding one, or a model (.gguf
 // or Hugging Face folder). Throws Error naming the path.
-std::shared_ptr<const Tokenizer> load_tokenizer(const std::string& path);
+std::shared_ptr<const text::Tokenizer> load_tokenizer(const std::string& path);
 
 class PromptBuilder {
  public:
   // `corpus_text` empty: text built from the vocabulary.
-  PromptBuilder(std::shared_ptr<const Tokenizer> tokenizer, std::string corpus_text = "");
+  PromptBuilder(std::shared_ptr<const text::Tokenizer> tokenizer, std::string corpus_text = "");
 
   // Text that encodes to exactly `num_tokens` tokens (>= 1). Different seeds
   // give different texts from the first token on (so prompts share no prefix).
   std::string text_of_tokens(int64_t num_tokens, uint64_t seed) const;
 
   int64_t count_tokens(std::string_view text) const;
-  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  const text::Tokenizer& tokenizer() const { return *tokenizer_; }
   size_t num_pool_words() const { return spaced_words_.size(); }
 
  private:
   std::string words_text(int64_t num_words, uint64_t seed, bool leading_word_bare) const;
   std::string corpus_text_of_tokens(int64_t num_tokens, uint64_t seed) const;
 
-  std::shared_ptr<const Tokenizer> tokenizer_;
+  std::shared_ptr<const text::Tokenizer> tokenizer_;
   std::vector<std::string> spaced_words_;  // " word": one token each
   std::vector<std::string> bare_words_;    // "word": one token each (may start a text)
   std::vector<int32_t> corpus_ids_;        // the corpus, encoded once

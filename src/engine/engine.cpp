@@ -10,24 +10,24 @@
 #include "engine/step_builder.h"
 #include "engine/token_selector.h"
 
-namespace llmesh {
+namespace llmesh::engine {
 
 namespace {
 
-int64_t context_limit(const ModelConfig& config, const EngineOptions& options) {
+int64_t context_limit(const model::ModelConfig& config, const EngineOptions& options) {
   return options.context_tokens > 0 ? std::min(options.context_tokens, config.max_position) : config.max_position;
 }
 
-KvCacheConfig kv_cache_config(const Executor& executor, const EngineOptions& options) {
-  const ModelConfig& config = executor.config();
+kv::KvCacheConfig kv_cache_config(const Executor& executor, const EngineOptions& options) {
+  const model::ModelConfig& config = executor.config();
   const int64_t kv_tokens = options.kv_cache_tokens > 0 ? options.kv_cache_tokens : context_limit(config, options);
-  KvCacheConfig kc;
+  kv::KvCacheConfig kc;
   kc.block_size = options.block_size;
   kc.num_blocks = (kv_tokens + options.block_size - 1) / options.block_size;
   kc.enable_prefix_cache = options.enable_prefix_cache;
   // Cached K/V belong to these weights, this block size and KV dtype: nothing else shares them.
   kc.cache_namespace =
-      cache_namespace(options.model_identity, config.arch, options.block_size, dtype_name(options.kv_dtype));
+      kv::cache_namespace(options.model_identity, config.arch, options.block_size, dtype_name(options.kv_dtype));
   return kc;
 }
 
@@ -52,12 +52,12 @@ class Engine::Impl {
         kv_(kv_cache_config(*executor_, options)),
         scheduler_(SchedulerOptions{options.max_running_requests, options.max_batched_tokens}, kv_),
         selector_(options.eos_token_ids, context_tokens_) {
-    const ModelConfig& config = executor_->config();
+    const model::ModelConfig& config = executor_->config();
     // A step holds at most the token budget, and one logits row per running request.
-    executor_->reserve(KvCacheShape{config.num_layers, config.num_kv_heads, config.head_dim, options.block_size,
-                                    kv_.num_blocks(), options.kv_dtype},
-                       StepShape{options.max_batched_tokens, options.max_running_requests});
-    for (KvCacheListener* l : options.kv_listeners) kv_.add_listener(l);
+    executor_->reserve(kv::KvCacheShape{config.num_layers, config.num_kv_heads, config.head_dim, options.block_size,
+                                        kv_.num_blocks(), options.kv_dtype},
+                       model::StepShape{options.max_batched_tokens, options.max_running_requests});
+    for (kv::KvCacheListener* l : options.kv_listeners) kv_.add_listener(l);
     publish_stats();
     thread_ = std::thread([this] { loop(); });
   }
@@ -114,7 +114,7 @@ class Engine::Impl {
 
   int64_t kv_cache_tokens() const { return kv_.num_blocks() * options_.block_size; }
   int64_t context_tokens() const { return context_tokens_; }
-  BlockHash cache_namespace() const { return kv_.config().cache_namespace; }
+  kv::BlockHash cache_namespace() const { return kv_.config().cache_namespace; }
 
  private:
   void loop() {
@@ -266,10 +266,10 @@ class Engine::Impl {
   std::unique_ptr<Executor> executor_;
   EngineOptions options_;
   int64_t context_tokens_;
-  KvCacheManager kv_;
+  kv::KvCacheManager kv_;
   Scheduler scheduler_;
   TokenSelector selector_;
-  StepInput step_;
+  model::StepInput step_;
   std::vector<Sequence*> sampled_;  // the sequences of step_'s logits rows
   int64_t stats_prompt_tokens_ = 0, stats_generation_tokens_ = 0, stats_finished_ = 0;
 
@@ -291,6 +291,6 @@ EngineStats Engine::stats() const { return impl_->stats(); }
 int64_t Engine::flush_cache() { return impl_->flush_cache(); }
 int64_t Engine::kv_cache_tokens() const { return impl_->kv_cache_tokens(); }
 int64_t Engine::context_tokens() const { return impl_->context_tokens(); }
-BlockHash Engine::cache_namespace() const { return impl_->cache_namespace(); }
+kv::BlockHash Engine::cache_namespace() const { return impl_->cache_namespace(); }
 
-}  // namespace llmesh
+}  // namespace llmesh::engine

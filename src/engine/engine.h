@@ -26,13 +26,13 @@
 #include "engine/request_handle.h"
 #include "kv/kv_cache_manager.h"
 
-namespace llmesh {
+namespace llmesh::engine {
 
 struct EngineOptions {
   int64_t context_tokens = 0;           // 0: the model's trained context; else at most that
   int64_t kv_cache_tokens = 0;          // 0: the context length
   int64_t block_size = 16;
-  DType kv_dtype = kDefaultKvDtype;     // element type of the cached K/V (--kv-cache-dtype)
+  DType kv_dtype = kv::kDefaultKvDtype;  // element type of the cached K/V (--kv-cache-dtype)
   int64_t max_running_requests = 16;
   int64_t max_batched_tokens = 512;     // per-step token budget (decodes + prefill chunks)
   int64_t max_waiting_requests = 256;   // beyond this submit() throws QueueFullError
@@ -42,7 +42,7 @@ struct EngineOptions {
   // block size and KV dtype it seeds the prefix cache's keys.
   std::string model_identity;
   // Told of every eviction and cache change, on the engine thread (not owned).
-  std::vector<KvCacheListener*> kv_listeners;
+  std::vector<kv::KvCacheListener*> kv_listeners;
 };
 
 // Thrown by submit() when the waiting queue is full (HTTP 429).
@@ -73,11 +73,11 @@ class Engine {
   int64_t kv_cache_tokens() const;
   int64_t context_tokens() const;
   // The seed of the prefix cache's keys (see cache_namespace()).
-  BlockHash cache_namespace() const;
+  kv::BlockHash cache_namespace() const;
 
  private:
   class Impl;
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace llmesh
+}  // namespace llmesh::engine

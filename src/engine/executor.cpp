@@ -3,22 +3,22 @@
 #include "core/error.h"
 #include "kernels/ops.h"
 
-namespace llmesh {
+namespace llmesh::engine {
 
 namespace {
 
 class LocalExecutor : public Executor {
  public:
-  explicit LocalExecutor(Model& model) : model_(model) {}
+  explicit LocalExecutor(model::Model& model) : model_(model) {}
 
-  const ModelConfig& config() const override { return model_.config(); }
-  void reserve(const KvCacheShape& kv, const StepShape& max_step) override {
+  const model::ModelConfig& config() const override { return model_.config(); }
+  void reserve(const kv::KvCacheShape& kv, const model::StepShape& max_step) override {
     check(kernels::is_kv_dtype(kv.dtype), "{} is not a KV cache dtype (f32, f16, bf16, q8_0)", dtype_name(kv.dtype));
-    kv_ = std::make_unique<KvPool>(kv);
+    kv_ = std::make_unique<kv::KvPool>(kv);
     workspace_ = model_.make_workspace(max_step);
   }
 
-  StepOutput& execute(const StepInput& step) override {
+  StepOutput& execute(const model::StepInput& step) override {
     check(kv_ != nullptr, "executor: reserve() was not called");
     output_.vocab_size = model_.config().vocab_size;
     output_.logits.resize(step.logits_indices.size() * size_t(output_.vocab_size));
@@ -31,14 +31,14 @@ class LocalExecutor : public Executor {
   void write_block(int32_t block_id, std::span<const std::byte> in) override { kv_->write_block(block_id, in); }
 
  private:
-  Model& model_;
-  std::unique_ptr<KvPool> kv_;
-  std::unique_ptr<Workspace> workspace_;  // the step's activations; grows to the largest step seen
+  model::Model& model_;
+  std::unique_ptr<kv::KvPool> kv_;
+  std::unique_ptr<model::Workspace> workspace_;  // the step's activations; grows to the largest step seen
   StepOutput output_;
 };
 
 }  // namespace
 
-std::unique_ptr<Executor> make_local_executor(Model& model) { return std::make_unique<LocalExecutor>(model); }
+std::unique_ptr<Executor> make_local_executor(model::Model& model) { return std::make_unique<LocalExecutor>(model); }
 
-}  // namespace llmesh
+}  // namespace llmesh::engine

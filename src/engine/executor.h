@@ -20,7 +20,7 @@
 #include "kv/kv_pool.h"
 #include "model/model.h"
 
-namespace llmesh {
+namespace llmesh::engine {
 
 struct StepOutput {
   int64_t vocab_size = 0;
@@ -32,14 +32,14 @@ struct StepOutput {
 class Executor {
  public:
   virtual ~Executor() = default;
-  virtual const ModelConfig& config() const = 0;
+  virtual const model::ModelConfig& config() const = 0;
   // Reserves the KV pool (kv.dtype: its element type) and the workspace for steps
   // up to `max_step`; called once by the engine before the first step. Error if
   // the device cannot hold or attend over K/V of that dtype.
-  virtual void reserve(const KvCacheShape& kv, const StepShape& max_step) = 0;
+  virtual void reserve(const kv::KvCacheShape& kv, const model::StepShape& max_step) = 0;
   // Runs one step: writes the K/V of its tokens into the pool and returns the
   // logits of step.logits_indices (valid until the next call).
-  virtual StepOutput& execute(const StepInput& step) = 0;
+  virtual StepOutput& execute(const model::StepInput& step) = 0;
   // One block's K/V for every layer as one unit of bytes_per_block() bytes
   // (for lower tiers and transfers); write_block overwrites the block.
   virtual int64_t bytes_per_block() const = 0;
@@ -48,6 +48,6 @@ class Executor {
 };
 
 // Runs `model` (not owned) in this process, on the CPU.
-std::unique_ptr<Executor> make_local_executor(Model& model);
+std::unique_ptr<Executor> make_local_executor(model::Model& model);
 
-}  // namespace llmesh
+}  // namespace llmesh::engine

@@ -3,7 +3,7 @@
 
 #include <string_view>
 
-namespace llmesh {
+namespace llmesh::engine {
 
 enum class FinishReason { None, Eos, Length, StopSequence, Aborted };
 
@@ -18,4 +18,4 @@ inline std::string_view openai_finish_reason(FinishReason r) {
   return "";
 }
 
-}  // namespace llmesh
+}  // namespace llmesh::engine

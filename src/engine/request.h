@@ -12,7 +12,7 @@
 #include "engine/sampling_params.h"
 #include "engine/token_constraint.h"
 
-namespace llmesh {
+namespace llmesh::engine {
 
 struct Request {
   std::string request_id;
@@ -45,4 +45,4 @@ struct TokenEvent {
   std::vector<float> first_logits;  // [vocab], when the request asked for them
 };
 
-}  // namespace llmesh
+}  // namespace llmesh::engine

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-namespace llmesh {
+namespace llmesh::engine {
 
 void RequestHandle::push(TokenEvent event) {
   {
@@ -32,4 +32,4 @@ bool RequestHandle::next_for(TokenEvent* event, int64_t timeout_ms, bool* timed_
   return true;
 }
 
-}  // namespace llmesh
+}  // namespace llmesh::engine

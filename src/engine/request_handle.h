@@ -16,7 +16,7 @@
 
 #include "engine/request.h"
 
-namespace llmesh {
+namespace llmesh::engine {
 
 class RequestHandle {
  public:
@@ -44,4 +44,4 @@ class RequestHandle {
   std::atomic<bool> cancelled_{false};
 };
 
-}  // namespace llmesh
+}  // namespace llmesh::engine

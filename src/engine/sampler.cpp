@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-namespace llmesh {
+namespace llmesh::engine {
 
 int32_t argmax(std::span<const float> values) {
   return int32_t(std::max_element(values.begin(), values.end()) - values.begin());
@@ -97,4 +97,4 @@ int32_t Sampler::sample(std::span<float> logits, std::span<const int32_t> prompt
   return candidates_.back().second;
 }
 
-}  // namespace llmesh
+}  // namespace llmesh::engine

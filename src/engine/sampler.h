@@ -13,7 +13,7 @@
 
 #include "engine/sampling_params.h"
 
-namespace llmesh {
+namespace llmesh::engine {
 
 class Sampler {
  public:
@@ -40,4 +40,4 @@ class Sampler {
 
 int32_t argmax(std::span<const float> values);
 
-}  // namespace llmesh
+}  // namespace llmesh::engine

@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-namespace llmesh {
+namespace llmesh::engine {
 
 struct SamplingParams {
   float temperature = 1.0f;  // 0 = greedy (argmax)
@@ -20,4 +20,4 @@ struct SamplingParams {
   std::optional<uint64_t> seed;     // same seed => same tokens
 };
 
-}  // namespace llmesh
+}  // namespace llmesh::engine

@@ -4,9 +4,9 @@
 
 #include "core/error.h"
 
-namespace llmesh {
+namespace llmesh::engine {
 
-Scheduler::Scheduler(const SchedulerOptions& options, KvCacheManager& kv) : options_(options), kv_(kv) {}
+Scheduler::Scheduler(const SchedulerOptions& options, kv::KvCacheManager& kv) : options_(options), kv_(kv) {}
 
 void Scheduler::add(std::unique_ptr<Sequence> sequence) {
   sequence->status = SequenceStatus::Waiting;
@@ -17,7 +17,7 @@ void Scheduler::add(std::unique_ptr<Sequence> sequence) {
 int64_t Scheduler::match_prefix(Sequence* seq) {
   // At least one token must be left to compute: its logits sample the next token.
   const int64_t max_blocks = (seq->num_tokens() - 1) / kv_.block_size();
-  const PrefixMatch match = kv_.find_prefix(seq->tokens, max_blocks);
+  const kv::PrefixMatch match = kv_.find_prefix(seq->tokens, max_blocks);
   kv_.acquire(match, seq->block_table);
   return match.num_blocks() * kv_.block_size();
 }
@@ -109,4 +109,4 @@ void Scheduler::finish(Sequence* seq) {
   sequences_.erase(it);
 }
 
-}  // namespace llmesh
+}  // namespace llmesh::engine

@@ -25,7 +25,7 @@
 #include "engine/sequence.h"
 #include "kv/kv_cache_manager.h"
 
-namespace llmesh {
+namespace llmesh::engine {
 
 struct SchedulerOptions {
   int64_t max_running_requests = 16;
@@ -47,7 +47,7 @@ struct SchedulerCounters {
 class Scheduler {
  public:
   // `kv` (not owned) hands out the blocks and keeps the prefix cache.
-  Scheduler(const SchedulerOptions& options, KvCacheManager& kv);
+  Scheduler(const SchedulerOptions& options, kv::KvCacheManager& kv);
 
   void add(std::unique_ptr<Sequence> sequence);
   ScheduledBatch schedule();
@@ -63,7 +63,7 @@ class Scheduler {
     for (auto& s : sequences_) fn(s.get());
   }
   bool has_work() const { return !running_.empty() || !waiting_.empty(); }
-  const KvCacheManager& kv() const { return kv_; }
+  const kv::KvCacheManager& kv() const { return kv_; }
   const SchedulerCounters& counters() const { return counters_; }
   const SchedulerOptions& options() const { return options_; }
 
@@ -74,11 +74,11 @@ class Scheduler {
   int64_t match_prefix(Sequence* sequence);
 
   SchedulerOptions options_;
-  KvCacheManager& kv_;
+  kv::KvCacheManager& kv_;
   std::vector<std::unique_ptr<Sequence>> sequences_;
   std::deque<Sequence*> running_;  // arrival order
   std::deque<Sequence*> waiting_;  // arrival order (preempted ones go back in order)
   SchedulerCounters counters_;
 };
 
-}  // namespace llmesh
+}  // namespace llmesh::engine

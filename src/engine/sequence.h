@@ -11,7 +11,7 @@
 #include "engine/sampler.h"
 #include "kv/block_pool.h"
 
-namespace llmesh {
+namespace llmesh::engine {
 
 enum class SequenceStatus { Waiting, Running, Finished };
 
@@ -29,9 +29,9 @@ struct Sequence {
   std::shared_ptr<RequestHandle> handle;
   std::vector<int32_t> tokens;       // prompt, then generated tokens      // grows at sampling
   int64_t num_prompt_tokens;
-  int64_t num_computed_tokens = 0;   // tokens whose K/V are in the pool  // set at schedule (hit) and step end
-  int64_t num_cached_tokens = -1;    // prompt tokens hit in the prefix cache at first admission (-1: not yet)
-  BlockTable block_table;            // set at schedule; emptied at preemption and finish
+  int64_t num_computed_tokens = 0;  // tokens whose K/V are in the pool  // set at schedule (hit) and step end
+  int64_t num_cached_tokens = -1;   // prompt tokens hit in the prefix cache at first admission (-1: not yet)
+  kv::BlockTable block_table;       // set at schedule; emptied at preemption and finish
   Sampler sampler;
   SequenceStatus status = SequenceStatus::Waiting;
   uint64_t arrival_order;            // FIFO order across preemptions
@@ -42,4 +42,4 @@ struct Sequence {
   int64_t num_output_tokens() const { return num_tokens() - num_prompt_tokens; }
 };
 
-}  // namespace llmesh
+}  // namespace llmesh::engine

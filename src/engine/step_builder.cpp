@@ -1,8 +1,8 @@
 #include "engine/step_builder.h"
 
-namespace llmesh {
+namespace llmesh::engine {
 
-void build_step_input(const ScheduledBatch& batch, StepInput& step, std::vector<Sequence*>& sampled) {
+void build_step_input(const ScheduledBatch& batch, model::StepInput& step, std::vector<Sequence*>& sampled) {
   step.clear();
   sampled.clear();
   for (size_t s = 0; s < batch.size(); ++s) {
@@ -22,4 +22,4 @@ void build_step_input(const ScheduledBatch& batch, StepInput& step, std::vector<
   }
 }
 
-}  // namespace llmesh
+}  // namespace llmesh::engine

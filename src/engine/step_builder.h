@@ -9,9 +9,9 @@
 #include "engine/scheduler.h"
 #include "model/step_input.h"
 
-namespace llmesh {
+namespace llmesh::engine {
 
 // Fills `step` (cleared first); `sampled` gets the sequences of the logits rows, in row order.
-void build_step_input(const ScheduledBatch& batch, StepInput& step, std::vector<Sequence*>& sampled);
+void build_step_input(const ScheduledBatch& batch, model::StepInput& step, std::vector<Sequence*>& sampled);
 
-}  // namespace llmesh
+}  // namespace llmesh::engine

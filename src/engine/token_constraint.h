@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <span>
 
-namespace llmesh {
+namespace llmesh::engine {
 
 class TokenConstraint {
  public:
@@ -28,4 +28,4 @@ class TokenConstraint {
   virtual void set_tokens_left(int64_t num_tokens_left) { (void)num_tokens_left; }
 };
 
-}  // namespace llmesh
+}  // namespace llmesh::engine

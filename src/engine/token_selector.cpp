@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace llmesh {
+namespace llmesh::engine {
 
 bool TokenSelector::is_eos(int32_t id) const {
   return std::find(eos_token_ids_.begin(), eos_token_ids_.end(), id) != eos_token_ids_.end();
@@ -85,4 +85,4 @@ Selection TokenSelector::select(Sequence& seq, std::span<float> logits) {
   return result;
 }
 
-}  // namespace llmesh
+}  // namespace llmesh::engine

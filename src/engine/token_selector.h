@@ -12,7 +12,7 @@
 
 #include "engine/sequence.h"
 
-namespace llmesh {
+namespace llmesh::engine {
 
 struct Selection {
   // The sampled token (already appended to seq.tokens); its finish_reason
@@ -47,4 +47,4 @@ class TokenSelector {
   std::vector<std::pair<int32_t, float>> end_logits_;  // scratch: EOS logits held back from a constraint's mask
 };
 
-}  // namespace llmesh
+}  // namespace llmesh::engine

@@ -25,7 +25,7 @@
 
 namespace llmesh::grammar {
 
-class GrammarConstraint : public TokenConstraint {
+class GrammarConstraint : public engine::TokenConstraint {
  public:
   GrammarConstraint(std::shared_ptr<const CompiledGrammar> grammar, std::shared_ptr<const VocabIndex> vocab);
 

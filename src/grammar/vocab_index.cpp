@@ -9,7 +9,7 @@
 
 namespace llmesh::grammar {
 
-VocabIndex::VocabIndex(const Tokenizer& tokenizer) : vocab_size(tokenizer.vocab_size()) {
+VocabIndex::VocabIndex(const text::Tokenizer& tokenizer) : vocab_size(tokenizer.vocab_size()) {
   std::vector<std::pair<std::string, int32_t>> tokens;  // (bytes, id)
   tokens.reserve(size_t(vocab_size));
   token_bytes.resize(size_t(vocab_size));
@@ -48,9 +48,9 @@ VocabIndex::VocabIndex(const Tokenizer& tokenizer) : vocab_size(tokenizer.vocab_
   for (int32_t node : open) nodes[size_t(node)].skip = num_nodes();
 }
 
-std::shared_ptr<const VocabIndex> VocabIndex::for_tokenizer(const Tokenizer& tokenizer) {
+std::shared_ptr<const VocabIndex> VocabIndex::for_tokenizer(const text::Tokenizer& tokenizer) {
   static std::mutex mu;
-  static std::map<const Tokenizer*, std::shared_ptr<const VocabIndex>> cache;
+  static std::map<const text::Tokenizer*, std::shared_ptr<const VocabIndex>> cache;
   std::lock_guard lock(mu);
   auto& slot = cache[&tokenizer];
   if (!slot || slot->vocab_size != tokenizer.vocab_size()) slot = std::make_shared<const VocabIndex>(tokenizer);

@@ -34,11 +34,11 @@ struct VocabIndex {
 
   int32_t num_nodes() const { return int32_t(nodes.size()); }
 
-  explicit VocabIndex(const Tokenizer& tokenizer);
+  explicit VocabIndex(const text::Tokenizer& tokenizer);
 
   // Built on first use for this tokenizer and kept for the process lifetime
   // (keyed by address: a server loads its tokenizer once).
-  static std::shared_ptr<const VocabIndex> for_tokenizer(const Tokenizer& tokenizer);
+  static std::shared_ptr<const VocabIndex> for_tokenizer(const text::Tokenizer& tokenizer);
 };
 
 }  // namespace llmesh::grammar

@@ -6,7 +6,7 @@
 
 #include "core/error.h"
 
-namespace llmesh {
+namespace llmesh::kv {
 
 BlockHash hash_block(BlockHash parent, std::span<const int32_t> tokens) {
   // The parent key seeds the hash of this block's tokens: the key covers the whole prefix.
@@ -122,4 +122,4 @@ void BlockTable::release_all(BlockPool& pool) {
   hashes_.clear();
 }
 
-}  // namespace llmesh
+}  // namespace llmesh::kv

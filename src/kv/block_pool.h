@@ -31,7 +31,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace llmesh {
+namespace llmesh::kv {
 
 using BlockHash = uint64_t;
 
@@ -133,4 +133,4 @@ class BlockTable {
   std::vector<BlockHash> hashes_;
 };
 
-}  // namespace llmesh
+}  // namespace llmesh::kv

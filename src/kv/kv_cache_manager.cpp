@@ -6,7 +6,7 @@
 
 #include "core/error.h"
 
-namespace llmesh {
+namespace llmesh::kv {
 
 BlockHash cache_namespace(std::string_view model_identity, std::string_view architecture, int64_t block_size,
                           std::string_view kv_dtype) {
@@ -83,4 +83,4 @@ int64_t KvCacheManager::flush() {
   return dropped;
 }
 
-}  // namespace llmesh
+}  // namespace llmesh::kv

@@ -26,7 +26,7 @@
 
 #include "kv/block_pool.h"
 
-namespace llmesh {
+namespace llmesh::kv {
 
 // The seed of every chain: what the cached K/V depend on besides the tokens.
 // `model_identity` is the weights' content identity (never the file path),
@@ -114,4 +114,4 @@ class KvCacheManager {
   int64_t num_evictions_ = 0;
 };
 
-}  // namespace llmesh
+}  // namespace llmesh::kv

@@ -6,7 +6,7 @@
 
 #include "core/error.h"
 
-namespace llmesh {
+namespace llmesh::kv {
 
 KvPool::KvPool(const KvCacheShape& shape) : shape_(shape) {
   check(shape.num_blocks > 0 && shape.block_size > 0, "KV cache needs at least one block");
@@ -56,4 +56,4 @@ KvPool::~KvPool() {
   if (base_) ::munmap(base_, num_bytes_);
 }
 
-}  // namespace llmesh
+}  // namespace llmesh::kv

@@ -15,7 +15,7 @@
 
 #include "core/dtype.h"
 
-namespace llmesh {
+namespace llmesh::kv {
 
 // f16 by default: half of f32's memory and bandwidth, and 8x less rounding error than bf16
 // (10 vs 7 mantissa bits; K/V stay far inside f16's range, and store_kv saturates anyway).
@@ -66,4 +66,4 @@ class KvPool {
   size_t num_bytes_ = 0;
 };
 
-}  // namespace llmesh
+}  // namespace llmesh::kv

@@ -5,7 +5,7 @@
 #include "model/blocks/rope.h"
 #include "model/weight_store.h"
 
-namespace llmesh {
+namespace llmesh::model {
 
 DecoderModel::DecoderModel(const ModelConfig& config, const WeightStore& weights,
                            std::shared_ptr<kernels::Backend> backend)
@@ -45,7 +45,7 @@ std::unique_ptr<Workspace> DecoderModel::make_workspace(const StepShape& max_ste
   return std::make_unique<Workspace>(*backend_, dims_, max_step);
 }
 
-void DecoderModel::forward(const StepInput& input, KvPool& kv, Workspace& ws, float* logits) const {
+void DecoderModel::forward(const StepInput& input, kv::KvPool& kv, Workspace& ws, float* logits) const {
   const int64_t num_tokens = input.num_tokens();
   const int64_t num_logits = int64_t(input.logits_indices.size());
   const int64_t hidden = config_.hidden_size;
@@ -72,7 +72,7 @@ void DecoderModel::forward(const StepInput& input, KvPool& kv, Workspace& ws, fl
   for (int64_t s = 0; s < input.num_sequences(); ++s) block_tables[size_t(s)] = input.block_table(s).data();
   step.batch.block_tables = block_tables.data();
   step.slot_mapping = input.slot_mapping.data();
-  const KvCacheShape& shape = kv.shape();
+  const kv::KvCacheShape& shape = kv.shape();
 
   for (int64_t i = 0; i < int64_t(layers_.size()); ++i) {
     const DecoderLayer& layer = layers_[size_t(i)];
@@ -93,4 +93,4 @@ void DecoderModel::forward(const StepInput& input, KvPool& kv, Workspace& ws, fl
   lm_head_.apply(be, a.last, logits, num_logits);
 }
 
-}  // namespace llmesh
+}  // namespace llmesh::model

@@ -12,7 +12,7 @@
 #include "model/blocks/feed_forward.h"
 #include "model/model.h"
 
-namespace llmesh {
+namespace llmesh::model {
 
 class WeightStore;
 
@@ -30,7 +30,7 @@ class DecoderModel : public Model {
 
   const ModelConfig& config() const override { return config_; }
   std::unique_ptr<Workspace> make_workspace(const StepShape& max_step) const override;
-  void forward(const StepInput& input, KvPool& kv, Workspace& ws, float* logits) const override;
+  void forward(const StepInput& input, kv::KvPool& kv, Workspace& ws, float* logits) const override;
   kernels::Backend& backend() const { return *backend_; }
 
   // Layer i's attention, with the standard weights and options from the config.
@@ -48,4 +48,4 @@ class DecoderModel : public Model {
   std::vector<DecoderLayer> layers_;
 };
 
-}  // namespace llmesh
+}  // namespace llmesh::model

@@ -5,18 +5,15 @@
 
 #include "core/error.h"
 #include "core/log.h"
-#include "model/json_util.h"
+#include "format/json_util.h"
 
-namespace llmesh {
+namespace llmesh::model {
 
 namespace {
 
-using json_util::checked_float;
+using format::json_util::checked_float;
 
 constexpr const char* kSupportedArchs[] = {"llama", "qwen2", "qwen3", "qwen3moe"};
-
-// llama.cpp token types (tokenizer.ggml.token_type).
-enum GgufTokenType : int64_t { kNormal = 1, kUnknown = 2, kControl = 3, kUserDefined = 4, kUnused = 5, kByte = 6 };
 
 constexpr const char* kExpertStacks[] = {"ffn_gate_exps", "ffn_up_exps", "ffn_down_exps"};
 
@@ -40,25 +37,13 @@ bool is_stacked_expert_tensor(const std::string& name, std::string* stem) {
   return false;
 }
 
-bool is_end_of_turn_marker(const std::string& token) {
-  static const char* const kMarkers[] = {"<|eot_id|>",   "<|eom_id|>", "<|end_of_text|>", "<|im_end|>",
-                                         "<|endoftext|>", "<|end|>",    "<end_of_turn>"};
-  return std::find(std::begin(kMarkers), std::end(kMarkers), token) != std::end(kMarkers);
-}
-
-int32_t token_id_in_range(int64_t id, size_t num_tokens, const std::string& key, const std::string& source) {
-  check(id >= 0 && uint64_t(id) < num_tokens, "{}: {} = {} is outside the vocabulary of {} tokens", source, key, id,
-        num_tokens);
-  return int32_t(id);
-}
-
 }  // namespace
 
 bool is_supported_gguf_arch(const std::string& arch) {
   return std::find(std::begin(kSupportedArchs), std::end(kSupportedArchs), arch) != std::end(kSupportedArchs);
 }
 
-ModelConfig read_gguf_config(const GgufFile& gguf) {
+ModelConfig read_gguf_config(const format::GgufFile& gguf) {
   const std::string& source = gguf.path();
   ModelConfig c;
   c.arch = gguf.get_string("general.architecture");
@@ -98,8 +83,9 @@ ModelConfig read_gguf_config(const GgufFile& gguf) {
   const Tensor* embd = gguf.find_tensor("token_embd.weight");
   if (auto vocab_size = gguf.find_int(a + "vocab_size")) {
     c.vocab_size = *vocab_size;
-  } else if (const GgufValue* tokens = gguf.find("tokenizer.ggml.tokens");
-             tokens && tokens->type == GgufValueType::Array && tokens->array_type == GgufValueType::String) {
+  } else if (const format::GgufValue* tokens = gguf.find("tokenizer.ggml.tokens");
+             tokens && tokens->type == format::GgufValueType::Array &&
+             tokens->array_type == format::GgufValueType::String) {
     c.vocab_size = int64_t(tokens->strings.size());
   } else if (embd && embd->num_dims() == 2) {
     c.vocab_size = embd->shape[0];
@@ -112,56 +98,7 @@ ModelConfig read_gguf_config(const GgufFile& gguf) {
   return c;
 }
 
-BpeVocab read_gguf_vocab(const GgufFile& gguf) {
-  const std::string& source = gguf.path();
-  BpeVocab vocab;
-  const std::string model = gguf.get_string("tokenizer.ggml.model");
-  check(model == "gpt2", "{}: unsupported tokenizer model '{}' (llmesh reads byte-level BPE, 'gpt2')", source, model);
-  const std::string pre = gguf.find_string("tokenizer.ggml.pre").value_or("default");
-  vocab.pre_tokenizer = pre == "llama-bpe" ? "llama3" : pre == "default" ? "gpt2" : pre;
-  vocab.ignore_merges = vocab.pre_tokenizer == "llama3";
-
-  vocab.tokens = gguf.get_string_array("tokenizer.ggml.tokens");
-  check(!vocab.tokens.empty(), "{}: tokenizer.ggml.tokens is empty", source);
-  check(vocab.tokens.size() <= size_t(INT32_MAX), "{}: too many tokens", source);
-  if (gguf.has("tokenizer.ggml.token_type")) {
-    const std::vector<int64_t> types = gguf.get_int_array("tokenizer.ggml.token_type");
-    check(types.size() == vocab.tokens.size(), "{}: tokenizer.ggml.token_type has {} entries for {} tokens", source,
-          types.size(), vocab.tokens.size());
-    for (size_t id = 0; id < types.size(); ++id) {
-      if (types[id] == kControl || types[id] == kUserDefined) {
-        vocab.added_tokens.push_back({int32_t(id), vocab.tokens[id], types[id] == kControl});
-      }
-    }
-  }
-
-  if (gguf.has("tokenizer.ggml.merges")) {
-    const std::vector<std::string>& merges = gguf.get_string_array("tokenizer.ggml.merges");
-    vocab.merges.reserve(merges.size());
-    for (size_t i = 0; i < merges.size(); ++i) {
-      const size_t space = merges[i].find(' ');
-      check(space != std::string::npos && space > 0 && space + 1 < merges[i].size(),
-            "{}: tokenizer.ggml.merges[{}] '{}' is not two symbols separated by a space", source, i, merges[i]);
-      vocab.merges.emplace_back(merges[i].substr(0, space), merges[i].substr(space + 1));
-    }
-  }
-  check(!vocab.merges.empty(), "{}: byte-level BPE needs tokenizer.ggml.merges", source);
-
-  const size_t n = vocab.tokens.size();
-  if (auto bos = gguf.find_int("tokenizer.ggml.bos_token_id")) {
-    vocab.bos_token_id = token_id_in_range(*bos, n, "tokenizer.ggml.bos_token_id", source);
-  }
-  if (auto eos = gguf.find_int("tokenizer.ggml.eos_token_id")) {
-    vocab.eos_token_id = token_id_in_range(*eos, n, "tokenizer.ggml.eos_token_id", source);
-  }
-  // llama.cpp adds BOS by default for Llama 3 vocabularies; the key overrides.
-  vocab.add_bos_token = gguf.find_bool("tokenizer.ggml.add_bos_token").value_or(vocab.pre_tokenizer == "llama3");
-  check(!vocab.add_bos_token || vocab.bos_token_id >= 0, "{}: add_bos_token is set but there is no bos_token_id",
-        source);
-  return vocab;
-}
-
-void add_gguf_weights(const GgufFile& gguf, WeightStore& weights) {
+void add_gguf_weights(const format::GgufFile& gguf, WeightStore& weights) {
   if (gguf.mapping()) weights.keep_mapping(gguf.mapping());
   for (const Tensor& t : gguf.tensors()) {
     weights.add_file_tensor(t);
@@ -178,7 +115,7 @@ void add_gguf_weights(const GgufFile& gguf, WeightStore& weights) {
   }
 }
 
-ModelFiles model_from_gguf(const GgufFile& gguf, const std::string& path) {
+ModelFiles model_from_gguf(const format::GgufFile& gguf, const std::string& path) {
   ModelFiles files;
   files.path = path;
   files.format = "gguf";
@@ -187,31 +124,10 @@ ModelFiles model_from_gguf(const GgufFile& gguf, const std::string& path) {
   files.weights = WeightStore(path);
   add_gguf_weights(gguf, files.weights);
   check_weights_match_config(files.weights, files.config);
-  files.vocab = read_gguf_vocab(gguf);
-  check(files.vocab.tokens.size() <= size_t(files.config.vocab_size),
-        "{}: the tokenizer has {} tokens but the model's vocabulary has {} rows", path, files.vocab.tokens.size(),
-        files.config.vocab_size);
-  files.chat_template = gguf.find_string("tokenizer.chat_template").value_or("");
-  if (files.vocab.bos_token_id >= 0) files.bos_token = files.vocab.tokens[size_t(files.vocab.bos_token_id)];
-  if (files.vocab.eos_token_id >= 0) files.eos_token = files.vocab.tokens[size_t(files.vocab.eos_token_id)];
 
+  // Sampling defaults only: GGUF lists the tokens that end generation in its tokenizer
+  // metadata (text::tokenizer_from_gguf), so generation.eos_token_ids stays empty.
   GenerationDefaults& gen = files.generation;
-  const size_t n = files.vocab.tokens.size();
-  if (files.vocab.eos_token_id >= 0) gen.eos_token_ids.push_back(files.vocab.eos_token_id);
-  auto add_eos = [&](int32_t token) {
-    if (std::find(gen.eos_token_ids.begin(), gen.eos_token_ids.end(), token) == gen.eos_token_ids.end()) {
-      gen.eos_token_ids.push_back(token);
-    }
-  };
-  for (const char* key : {"tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"}) {
-    if (auto id = gguf.find_int(key)) add_eos(token_id_in_range(*id, n, key, path));
-  }
-  // GGUF carries a single eos id, while HF generation_config lists every turn
-  // terminator; like llama.cpp, treat the well-known end-of-turn control tokens
-  // as end of generation too, so both formats stop on the same tokens.
-  for (const AddedToken& t : files.vocab.added_tokens) {
-    if (t.special && is_end_of_turn_marker(t.content)) add_eos(t.id);
-  }
   if (auto v = gguf.find_float("general.sampling.temp"))
     gen.temperature = checked_float(*v, "general.sampling.temp", path);
   if (auto v = gguf.find_float("general.sampling.top_p")) gen.top_p = checked_float(*v, "general.sampling.top_p", path);
@@ -222,4 +138,4 @@ ModelFiles model_from_gguf(const GgufFile& gguf, const std::string& path) {
   return files;
 }
 
-}  // namespace llmesh
+}  // namespace llmesh::model

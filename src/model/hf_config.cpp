@@ -8,9 +8,9 @@
 
 #include "core/error.h"
 
-namespace llmesh {
+namespace llmesh::model {
 
-namespace ju = json_util;
+namespace ju = format::json_util;
 
 namespace {
 
@@ -66,15 +66,6 @@ void read_rope_scaling(const ju::Json& config, ModelConfig& c, const std::string
   c.rope_scaling.low_freq_factor = number("low_freq_factor", 1.0);
   c.rope_scaling.high_freq_factor = number("high_freq_factor", 4.0);
   c.rope_scaling.original_max_position = ju::find_int(rs, "original_max_position_embeddings", source).value_or(8192);
-}
-
-// A token given as "text" or {"content": "text", ...}.
-std::string token_string(const ju::Json& config, const char* key, const std::string& source) {
-  auto it = config.find(key);
-  if (it == config.end() || it->is_null()) return "";
-  if (it->is_string()) return it->get<std::string>();
-  check(it->is_object(), "{}: '{}' must be a string or an object with 'content'", source, key);
-  return ju::find_string(*it, "content", source).value_or("");
 }
 
 // Parses a decimal layer/expert index at s[pos...] up to `end_char`; advances pos.
@@ -134,47 +125,8 @@ ModelConfig parse_hf_config(const ju::Json& config, const std::string& source) {
 }
 
 std::vector<int32_t> parse_hf_eos_token_ids(const ju::Json& config, const std::string& source) {
-  std::vector<int32_t> ids;
-  if (!config.is_object()) return ids;
-  auto it = config.find("eos_token_id");
-  if (it == config.end() || it->is_null()) return ids;
-  auto add = [&](const ju::Json& v) {
-    const int64_t id = ju::as_int(v, "eos_token_id", source);
-    check(id >= 0 && id <= INT32_MAX, "{}: eos_token_id {} is out of range", source, id);
-    if (std::find(ids.begin(), ids.end(), int32_t(id)) == ids.end()) ids.push_back(int32_t(id));
-  };
-  if (it->is_array()) {
-    for (const ju::Json& v : *it) add(v);
-  } else {
-    add(*it);
-  }
-  return ids;
-}
-
-HfTokenizerConfig parse_hf_tokenizer_config(const ju::Json& config, const std::string& source) {
-  check(config.is_object(), "{}: tokenizer_config.json must be a JSON object", source);
-  HfTokenizerConfig out;
-  auto tmpl = config.find("chat_template");
-  if (tmpl != config.end() && !tmpl->is_null()) {
-    if (tmpl->is_string()) {
-      out.chat_template = tmpl->get<std::string>();
-    } else {
-      check(tmpl->is_array(), "{}: chat_template must be a string or a list of {{name, template}}", source);
-      bool found = false;
-      for (const ju::Json& entry : *tmpl) {
-        check(entry.is_object(), "{}: chat_template list entries must be objects", source);
-        if (ju::find_string(entry, "name", source) == "default") {
-          out.chat_template = ju::get_string(entry, "template", source);
-          found = true;
-        }
-      }
-      check(found, "{}: chat_template list has no entry named 'default'", source);
-    }
-  }
-  out.bos_token = token_string(config, "bos_token", source);
-  out.eos_token = token_string(config, "eos_token", source);
-  out.add_bos_token = ju::find_bool(config, "add_bos_token", source);
-  return out;
+  if (!config.is_object()) return {};
+  return ju::find_ids(config, "eos_token_id", source);
 }
 
 GenerationDefaults parse_hf_generation_config(const ju::Json& config, const std::string& source) {
@@ -248,4 +200,4 @@ std::optional<std::string> hf_tensor_to_canonical(const std::string& hf_name) {
   return blk + stack + "." + expert + ".weight";
 }
 
-}  // namespace llmesh
+}  // namespace llmesh::model

@@ -1,38 +1,30 @@
 // Hugging Face checkpoint conventions: config.json -> ModelConfig,
-// tokenizer_config.json / generation_config.json -> template strings and
-// sampling defaults, and HF tensor names -> llmesh's canonical (GGUF) names.
+// generation_config.json -> sampling defaults, and HF tensor names -> llmesh's
+// canonical (GGUF) names. tokenizer.json and tokenizer_config.json are the text
+// layer's (text/tokenizer_files.h).
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "model/json_util.h"
+#include "format/json_util.h"
 #include "model/model_files.h"
 
-namespace llmesh {
+namespace llmesh::model {
 
 // config.json. Error for unknown architectures, unknown rope scaling types,
 // MoE configs with dense layers, and missing or mistyped required keys.
-ModelConfig parse_hf_config(const json_util::Json& config, const std::string& source);
+ModelConfig parse_hf_config(const format::json_util::Json& config, const std::string& source);
 
 // eos_token_id from config.json or generation_config.json (an int or a list; absent -> empty).
-std::vector<int32_t> parse_hf_eos_token_ids(const json_util::Json& config, const std::string& source);
-
-struct HfTokenizerConfig {
-  std::string chat_template;  // "" when none
-  std::string bos_token, eos_token;
-  std::optional<bool> add_bos_token;
-};
-// tokenizer_config.json: chat_template (a string, or a list of {name, template}
-// from which "default" is taken), bos_token / eos_token (a string or {content}).
-HfTokenizerConfig parse_hf_tokenizer_config(const json_util::Json& config, const std::string& source);
+std::vector<int32_t> parse_hf_eos_token_ids(const format::json_util::Json& config, const std::string& source);
 
 // generation_config.json: eos ids and sampling defaults.
-GenerationDefaults parse_hf_generation_config(const json_util::Json& config, const std::string& source);
+GenerationDefaults parse_hf_generation_config(const format::json_util::Json& config, const std::string& source);
 
 // "model.layers.3.self_attn.q_proj.weight" -> "blk.3.attn_q.weight";
 // nullopt for names llmesh does not use (e.g. rotary_emb.inv_freq).
 std::optional<std::string> hf_tensor_to_canonical(const std::string& hf_name);
 
-}  // namespace llmesh
+}  // namespace llmesh::model

@@ -26,7 +26,7 @@
 #include "model/step_input.h"
 #include "model/workspace.h"
 
-namespace llmesh {
+namespace llmesh::model {
 
 struct ModelFiles;
 
@@ -40,7 +40,7 @@ class Model {
   // Runs the batch, writing K/V of its tokens into `kv` and the logits of
   // input.logits_indices to `logits` ([logits_indices.size(), vocab_size]).
   // `workspace` comes from this model's make_workspace and is used by one call at a time.
-  virtual void forward(const StepInput& input, KvPool& kv, Workspace& workspace, float* logits) const = 0;
+  virtual void forward(const StepInput& input, kv::KvPool& kv, Workspace& workspace, float* logits) const = 0;
 };
 
 // Builds the model for files.config.arch (see model/registry.cpp) on `backend`.
@@ -51,4 +51,4 @@ std::unique_ptr<Model> create_model(const ModelFiles& files, ThreadPool& pool);
 // Architecture names the registry knows.
 std::vector<std::string> registered_architectures();
 
-}  // namespace llmesh
+}  // namespace llmesh::model

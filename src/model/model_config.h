@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace llmesh {
+namespace llmesh::model {
 
 // How RoPE pairs the dimensions of a head.
 //   Neox:        (i, i + head_dim/2)  — HF checkpoints of every family, GGUF qwen2/qwen3/qwen3moe
@@ -51,4 +51,4 @@ struct ModelConfig {
   bool is_moe() const { return num_experts > 0; }
 };
 
-}  // namespace llmesh
+}  // namespace llmesh::model

@@ -8,15 +8,14 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "format/safetensors.h"
 #include "model/gguf_config.h"
 #include "model/hf_config.h"
-#include "model/safetensors.h"
-#include "text/tokenizer_json.h"
 
-namespace llmesh {
+namespace llmesh::model {
 
 namespace fs = std::filesystem;
-namespace ju = json_util;
+namespace ju = format::json_util;
 
 namespace {
 
@@ -57,22 +56,6 @@ std::vector<std::string> safetensors_files(const fs::path& dir, std::map<std::st
   return {single.string()};
 }
 
-// Looks a token string up in the vocabulary (added tokens first); -1 when absent.
-int32_t find_token_id(const BpeVocab& vocab, const std::string& token) {
-  if (token.empty()) return -1;
-  for (const AddedToken& t : vocab.added_tokens) {
-    if (t.content == token) return t.id;
-  }
-  for (size_t id = 0; id < vocab.tokens.size(); ++id) {
-    if (vocab.tokens[id] == token) return int32_t(id);
-  }
-  return -1;
-}
-
-std::string token_text(const BpeVocab& vocab, int32_t id) {
-  return id >= 0 && size_t(id) < vocab.tokens.size() ? vocab.tokens[size_t(id)] : "";
-}
-
 ModelFiles open_hf_directory(const std::string& path) {
   const fs::path dir(path);
   ModelFiles files;
@@ -91,7 +74,7 @@ ModelFiles open_hf_directory(const std::string& path) {
   size_t num_ignored = 0;
   std::string first_ignored;
   for (const std::string& shard_path : safetensors_files(dir, &expected_file)) {
-    const SafetensorsFile shard = SafetensorsFile::open(shard_path);
+    const format::SafetensorsFile shard = format::SafetensorsFile::open(shard_path);
     files.weights.keep_mapping(shard.mapping());
     const std::string shard_name = fs::path(shard_path).filename().string();
     for (const Tensor& t : shard.tensors()) {
@@ -116,48 +99,14 @@ ModelFiles open_hf_directory(const std::string& path) {
   if (num_ignored > 0) log_warn("{}: ignoring {} unknown tensor(s), e.g. '{}'", path, num_ignored, first_ignored);
   check_weights_match_config(files.weights, files.config);
 
-  const fs::path tokenizer_path = dir / "tokenizer.json";
-  check(fs::exists(tokenizer_path), "{}: missing tokenizer.json", path);
-  files.vocab = read_hf_tokenizer_json(tokenizer_path.string());
-  check(files.vocab.tokens.size() <= size_t(files.config.vocab_size),
-        "{}: tokenizer.json has {} tokens but config.json's vocab_size is {}", path, files.vocab.tokens.size(),
-        files.config.vocab_size);
-
-  const fs::path tokenizer_config_path = dir / "tokenizer_config.json";
-  if (fs::exists(tokenizer_config_path)) {
-    const HfTokenizerConfig tc =
-        parse_hf_tokenizer_config(ju::parse_file(tokenizer_config_path.string()), tokenizer_config_path.string());
-    files.chat_template = tc.chat_template;
-    files.bos_token = tc.bos_token;
-    files.eos_token = tc.eos_token;
-    if (tc.add_bos_token) files.vocab.add_bos_token = *tc.add_bos_token;
-  }
-  // Token ids: the tokenizer's own, else the configured token strings, else config.json's ids.
-  BpeVocab& vocab = files.vocab;
-  if (vocab.bos_token_id < 0) vocab.bos_token_id = find_token_id(vocab, files.bos_token);
-  if (vocab.eos_token_id < 0) vocab.eos_token_id = find_token_id(vocab, files.eos_token);
-  const std::string config_source = config_path.string();
-  if (vocab.bos_token_id < 0) {
-    if (auto id = ju::find_int(config, "bos_token_id", config_source);
-        id && *id >= 0 && size_t(*id) < vocab.tokens.size()) {
-      vocab.bos_token_id = int32_t(*id);
-    }
-  }
-  const std::vector<int32_t> config_eos_ids = parse_hf_eos_token_ids(config, config_source);
-  if (vocab.eos_token_id < 0 && !config_eos_ids.empty() && size_t(config_eos_ids[0]) < vocab.tokens.size()) {
-    vocab.eos_token_id = config_eos_ids[0];
-  }
-  if (files.bos_token.empty()) files.bos_token = token_text(vocab, vocab.bos_token_id);
-  if (files.eos_token.empty()) files.eos_token = token_text(vocab, vocab.eos_token_id);
-
+  // The ids that end generation: generation_config.json's, else config.json's; else (empty) the
+  // tokenizer's eos, which runtime::ModelFileSet adds.
+  const std::vector<int32_t> config_eos_ids = parse_hf_eos_token_ids(config, config_path.string());
   const fs::path generation_path = dir / "generation_config.json";
   if (fs::exists(generation_path)) {
     files.generation = parse_hf_generation_config(ju::parse_file(generation_path.string()), generation_path.string());
   }
   if (files.generation.eos_token_ids.empty()) files.generation.eos_token_ids = config_eos_ids;
-  if (files.generation.eos_token_ids.empty() && vocab.eos_token_id >= 0) {
-    files.generation.eos_token_ids.push_back(vocab.eos_token_id);
-  }
   for (int32_t id : files.generation.eos_token_ids) {
     check(id >= 0 && int64_t(id) < files.config.vocab_size, "{}: eos token id {} is outside the vocabulary", path, id);
   }
@@ -173,8 +122,10 @@ ModelFiles open_model(const std::string& path) {
   if (fs::is_directory(status)) return open_hf_directory(path);
   check(fs::is_regular_file(status), "{}: not a regular file or directory", path);
   if (starts_with_gguf_magic(path)) {
-    const GgufFile gguf = GgufFile::open(path);
-    return model_from_gguf(gguf, path);
+    auto gguf = std::make_shared<const format::GgufFile>(format::GgufFile::open(path));
+    ModelFiles files = model_from_gguf(*gguf, path);
+    files.gguf = std::move(gguf);
+    return files;
   }
   if (fs::path(path).extension() == ".safetensors") {
     fail("{}: a lone .safetensors file; pass the model directory (with config.json and tokenizer.json) instead", path);
@@ -182,4 +133,4 @@ ModelFiles open_model(const std::string& path) {
   fail("{}: not a GGUF file (bad magic) and not a Hugging Face model directory", path);
 }
 
-}  // namespace llmesh
+}  // namespace llmesh::model

@@ -8,7 +8,7 @@
 
 #include "model/weight_store.h"
 
-namespace llmesh {
+namespace llmesh::model {
 
 namespace {
 
@@ -41,4 +41,4 @@ std::string model_identity(const WeightStore& weights) {
   return fmt::format("{:016x}", digest);
 }
 
-}  // namespace llmesh
+}  // namespace llmesh::model

@@ -10,10 +10,10 @@
 
 #include <string>
 
-namespace llmesh {
+namespace llmesh::model {
 
 class WeightStore;
 
 std::string model_identity(const WeightStore& weights);
 
-}  // namespace llmesh
+}  // namespace llmesh::model

@@ -8,7 +8,7 @@
 #include "model/arch/architectures.h"
 #include "model/model_files.h"
 
-namespace llmesh {
+namespace llmesh::model {
 
 namespace {
 using Factory = std::function<std::unique_ptr<Model>(const ModelFiles&, std::shared_ptr<kernels::Backend>)>;
@@ -49,4 +49,4 @@ std::vector<std::string> registered_architectures() {
   return names;
 }
 
-}  // namespace llmesh
+}  // namespace llmesh::model

@@ -5,7 +5,7 @@
 
 #include "core/error.h"
 
-namespace llmesh {
+namespace llmesh::model {
 
 namespace {
 
@@ -98,4 +98,4 @@ StepInput deserialize_step_input(std::string_view bytes) {
   return s;
 }
 
-}  // namespace llmesh
+}  // namespace llmesh::model

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace llmesh {
+namespace llmesh::model {
 
 struct StepInput {
   std::vector<int32_t> token_ids;           // [T] input token of each row
@@ -48,4 +48,4 @@ struct StepInput {
 std::string serialize(const StepInput& input);
 StepInput deserialize_step_input(std::string_view bytes);
 
-}  // namespace llmesh
+}  // namespace llmesh::model

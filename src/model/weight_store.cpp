@@ -6,7 +6,7 @@
 #include "core/mapped_file.h"
 #include "model/model_config.h"
 
-namespace llmesh {
+namespace llmesh::model {
 
 void WeightStore::keep_mapping(std::shared_ptr<const MappedFile> mapping) { mappings_.push_back(std::move(mapping)); }
 
@@ -174,4 +174,4 @@ void check_weights_match_config(const WeightStore& weights, const ModelConfig& c
   }
 }
 
-}  // namespace llmesh
+}  // namespace llmesh::model

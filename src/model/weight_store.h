@@ -16,9 +16,8 @@
 #include "core/mapped_file.h"
 #include "core/tensor.h"
 
-namespace llmesh {
+namespace llmesh::model {
 
-class MappedFile;
 struct ModelConfig;
 
 class WeightStore {
@@ -63,4 +62,4 @@ void check_weights_match_config(const WeightStore& weights, const ModelConfig& c
 // (positive sizes, heads divisible by kv heads, ...). `source` names the file.
 void check_model_config(const ModelConfig& config, const std::string& source);
 
-}  // namespace llmesh
+}  // namespace llmesh::model

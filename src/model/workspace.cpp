@@ -5,7 +5,7 @@
 
 #include "core/error.h"
 
-namespace llmesh {
+namespace llmesh::model {
 
 ActivationDims ActivationDims::of(const ModelConfig& config) {
   ActivationDims d;
@@ -65,4 +65,4 @@ void Workspace::reserve(int64_t num_tokens, int64_t num_logits) {
   capacity_ = grown;
 }
 
-}  // namespace llmesh
+}  // namespace llmesh::model

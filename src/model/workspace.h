@@ -21,7 +21,7 @@
 #include "kernels/backend.h"
 #include "model/model_config.h"
 
-namespace llmesh {
+namespace llmesh::model {
 
 // The largest step a workspace is sized for.
 struct StepShape {
@@ -103,4 +103,4 @@ class Workspace {
   MoeRouting moe_;
 };
 
-}  // namespace llmesh
+}  // namespace llmesh::model

@@ -6,22 +6,25 @@
 #include "core/log.h"
 #include "model/model_identity.h"
 
-namespace llmesh {
+namespace llmesh::runtime {
 
 std::unique_ptr<LoadedModel> LoadedModel::load(const std::string& path, ThreadPool& pool, WeightResidency residency) {
   auto loaded = std::make_unique<LoadedModel>();
-  loaded->files = open_model(path);
+  ModelFileSet opened = ModelFileSet::open(path);
+  loaded->eos_token_ids = opened.eos_token_ids();
+  loaded->files = std::move(opened.files);
+  loaded->tokenizer_files = std::move(opened.tokenizer);
   // Read every weight now (with a progress bar on a terminal) so the first
   // request does not pay for page faults and timings stay honest.
   loaded->files.weights.load(residency);
-  loaded->tokenizer = std::make_unique<Tokenizer>(loaded->files.vocab);
-  if (!loaded->files.chat_template.empty()) {
-    loaded->chat_template = std::make_unique<ChatTemplate>(loaded->files.chat_template,
-                                                           loaded->files.bos_token, loaded->files.eos_token);
+  const text::TokenizerFiles& tokenizer_files = loaded->tokenizer_files;
+  loaded->tokenizer = std::make_unique<text::Tokenizer>(tokenizer_files.vocab);
+  if (!tokenizer_files.chat_template.empty()) {
+    loaded->chat_template = std::make_unique<text::ChatTemplate>(tokenizer_files.chat_template,
+                                                                 tokenizer_files.bos_token, tokenizer_files.eos_token);
   }
-  loaded->model = create_model(loaded->files, pool);
-  loaded->identity = model_identity(loaded->files.weights);
-  loaded->eos_token_ids = loaded->files.generation.eos_token_ids;
+  loaded->model = model::create_model(loaded->files, pool);
+  loaded->identity = model::model_identity(loaded->files.weights);
   if (int32_t eos = loaded->tokenizer->eos_token_id(); eos >= 0 &&
       std::find(loaded->eos_token_ids.begin(), loaded->eos_token_ids.end(), eos) == loaded->eos_token_ids.end()) {
     loaded->eos_token_ids.push_back(eos);
@@ -29,14 +32,14 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const std::string& path, ThreadPo
   return loaded;
 }
 
-std::unique_ptr<Engine> make_engine(LoadedModel& model, EngineOptions options) {
+std::unique_ptr<engine::Engine> make_engine(LoadedModel& model, engine::EngineOptions options) {
   options.eos_token_ids = model.eos_token_ids;
   options.model_identity = model.identity;
-  return std::make_unique<Engine>(make_local_executor(*model.model), options);
+  return std::make_unique<engine::Engine>(engine::make_local_executor(*model.model), options);
 }
 
 std::string LoadedModel::render_chat(const nlohmann::json& messages, const nlohmann::json& tools,
-                                     const ChatTemplateOptions& options) const {
+                                     const text::ChatTemplateOptions& options) const {
   check(chat_template != nullptr, "{}: the model has no chat template", files.path);
   return chat_template->render(messages, tools, options);
 }
@@ -48,4 +51,4 @@ std::vector<int32_t> LoadedModel::encode_prompt(const std::string& text) const {
   return ids;
 }
 
-}  // namespace llmesh
+}  // namespace llmesh::runtime

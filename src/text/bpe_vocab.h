@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-namespace llmesh {
+namespace llmesh::text {
 
 struct AddedToken {
   int32_t id = 0;
@@ -36,4 +36,4 @@ struct BpeVocab {
   bool add_bos_token = false;
 };
 
-}  // namespace llmesh
+}  // namespace llmesh::text

@@ -4,7 +4,7 @@
 
 #include "text/utf8.h"
 
-namespace llmesh::byte_level {
+namespace llmesh::text::byte_level {
 
 namespace {
 
@@ -66,4 +66,4 @@ std::optional<std::string> decode(std::string_view text) {
   return out;
 }
 
-}  // namespace llmesh::byte_level
+}  // namespace llmesh::text::byte_level

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-namespace llmesh::byte_level {
+namespace llmesh::text::byte_level {
 
 // The code point that stands for `byte`.
 char32_t byte_to_code_point(uint8_t byte);
@@ -25,4 +25,4 @@ std::string encode(std::string_view bytes);
 // or the text is not valid UTF-8 (e.g. an added token like "<｜User｜>").
 std::optional<std::string> decode(std::string_view text);
 
-}  // namespace llmesh::byte_level
+}  // namespace llmesh::text::byte_level

@@ -2,7 +2,7 @@
 
 #include "core/error.h"
 
-namespace llmesh {
+namespace llmesh::text {
 namespace {
 
 using OrderedJson = nlohmann::ordered_json;
@@ -121,4 +121,4 @@ std::string ChatTemplate::render(const nlohmann::json& messages, const nlohmann:
   return render(OrderedJson(messages), OrderedJson(tools), options);
 }
 
-}  // namespace llmesh
+}  // namespace llmesh::text

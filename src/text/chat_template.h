@@ -23,7 +23,7 @@
 
 #include "text/jinja/template.h"
 
-namespace llmesh {
+namespace llmesh::text {
 
 struct ChatTemplateOptions {
   bool add_generation_prompt = true;
@@ -63,4 +63,4 @@ class ChatTemplate {
   bool accepts_text_parts_ = false;
 };
 
-}  // namespace llmesh
+}  // namespace llmesh::text

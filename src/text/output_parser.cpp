@@ -4,7 +4,7 @@
 #include <mutex>
 #include <random>
 
-namespace llmesh {
+namespace llmesh::text {
 
 namespace {
 
@@ -266,7 +266,7 @@ bool OutputParser::drain_json_calls(OutputDelta& out, bool at_end) {
   const std::string_view object = std::string_view(pending_).substr(0, end);
   std::string name;
   std::string arguments_json;
-  if (llmesh::parse_tool_call_body(ToolCallFormat::Llama3Json, object, &name, &arguments_json)) {
+  if (llmesh::text::parse_tool_call_body(ToolCallFormat::Llama3Json, object, &name, &arguments_json)) {
     add_tool_call(out, std::move(name), std::move(arguments_json));
     ++num_json_calls_;
   } else {
@@ -301,7 +301,7 @@ void OutputParser::emit(OutputDelta& out, std::string_view text) {
 void OutputParser::end_tool_call(OutputDelta& out, std::string_view body) {
   std::string name;
   std::string arguments_json;
-  if (llmesh::parse_tool_call_body(format_, body, &name, &arguments_json)) {
+  if (llmesh::text::parse_tool_call_body(format_, body, &name, &arguments_json)) {
     add_tool_call(out, std::move(name), std::move(arguments_json));
     return;
   }
@@ -321,7 +321,7 @@ void OutputParser::add_tool_call(OutputDelta& out, std::string name, std::string
 bool OutputParser::parse_tool_call_body(std::string_view body, ParsedToolCall* call) {
   std::string name;
   std::string arguments_json;
-  if (!llmesh::parse_tool_call_body(ToolCallFormat::Hermes, body, &name, &arguments_json)) return false;
+  if (!llmesh::text::parse_tool_call_body(ToolCallFormat::Hermes, body, &name, &arguments_json)) return false;
   call->id = random_call_id();
   call->name = std::move(name);
   call->arguments_json = std::move(arguments_json);
@@ -335,4 +335,4 @@ bool ends_inside_block(std::string_view prompt, std::string_view open, std::stri
   return close_pos == std::string_view::npos || close_pos < open_pos;
 }
 
-}  // namespace llmesh
+}  // namespace llmesh::text

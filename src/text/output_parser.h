@@ -33,7 +33,7 @@
 
 #include "text/tool_call_format.h"
 
-namespace llmesh {
+namespace llmesh::text {
 
 struct OutputParserOptions {
   bool parse_reasoning = true;      // recognise <think> … </think>
@@ -114,4 +114,4 @@ class OutputParser {
 // template that appends "<think>\n" to the generation prompt).
 bool ends_inside_block(std::string_view prompt, std::string_view open, std::string_view close);
 
-}  // namespace llmesh
+}  // namespace llmesh::text

@@ -6,7 +6,7 @@
 #include "core/error.h"
 #include "text/utf8.h"
 
-namespace llmesh {
+namespace llmesh::text {
 
 namespace {
 
@@ -182,4 +182,4 @@ void PreTokenizer::split(std::string_view text, std::vector<std::string_view>& p
   }
 }
 
-}  // namespace llmesh
+}  // namespace llmesh::text

@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-namespace llmesh {
+namespace llmesh::text {
 
 class PreTokenizer {
  public:
@@ -46,4 +46,4 @@ class PreTokenizer {
   std::vector<std::unique_ptr<Compiled>> compiled_;
 };
 
-}  // namespace llmesh
+}  // namespace llmesh::text

@@ -2,7 +2,7 @@
 
 #include "text/utf8.h"
 
-namespace llmesh {
+namespace llmesh::text {
 
 StreamingDecoder::StreamingDecoder(const Tokenizer& tokenizer, bool skip_special)
     : tokenizer_(tokenizer), skip_special_(skip_special) {}
@@ -24,4 +24,4 @@ std::string StreamingDecoder::flush() {
   return out;
 }
 
-}  // namespace llmesh
+}  // namespace llmesh::text

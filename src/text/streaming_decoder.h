@@ -14,7 +14,7 @@
 
 #include "text/tokenizer.h"
 
-namespace llmesh {
+namespace llmesh::text {
 
 class StreamingDecoder {
  public:
@@ -34,4 +34,4 @@ class StreamingDecoder {
   std::string pending_;
 };
 
-}  // namespace llmesh
+}  // namespace llmesh::text

@@ -12,7 +12,7 @@
 #include "text/byte_level.h"
 #include "text/utf8.h"
 
-namespace llmesh {
+namespace llmesh::text {
 
 namespace {
 
@@ -417,4 +417,4 @@ std::optional<int32_t> Tokenizer::token_id(std::string_view token_string) const 
 bool Tokenizer::is_special(int32_t id) const { return id >= 0 && id < vocab_size() && added_kind_[id] == 2; }
 bool Tokenizer::is_added(int32_t id) const { return id >= 0 && id < vocab_size() && added_kind_[id] != 0; }
 
-}  // namespace llmesh
+}  // namespace llmesh::text

@@ -26,7 +26,7 @@
 #include "text/bpe_vocab.h"
 #include "text/pretokenizer.h"
 
-namespace llmesh {
+namespace llmesh::text {
 
 class Tokenizer {
  public:
@@ -84,4 +84,4 @@ class Tokenizer {
   bool add_bos_token_ = false;
 };
 
-}  // namespace llmesh
+}  // namespace llmesh::text

@@ -8,7 +8,7 @@
 #include "core/error.h"
 #include "text/pretokenizer.h"
 
-namespace llmesh {
+namespace llmesh::text {
 
 namespace {
 
@@ -116,15 +116,6 @@ std::string config_token(const json& config, const char* key) {
   return "";
 }
 
-// The id of a token named in tokenizer_config.json: added tokens first, as transformers does.
-int32_t find_token_id(const BpeVocab& vocab, const std::string& token) {
-  for (const AddedToken& added : vocab.added_tokens) {
-    if (added.content == token) return added.id;
-  }
-  const auto it = std::find(vocab.tokens.begin(), vocab.tokens.end(), token);
-  return it == vocab.tokens.end() ? -1 : static_cast<int32_t>(it - vocab.tokens.begin());
-}
-
 void read_tokenizer_config(const std::string& path, BpeVocab& vocab) {
   const json config = parse_json_file(path);
   const auto lookup = [&](const char* key) -> int32_t {
@@ -214,6 +205,15 @@ BpeVocab read_vocab(const std::string& path) {
 
 }  // namespace
 
+int32_t find_token_id(const BpeVocab& vocab, const std::string& token) {
+  if (token.empty()) return -1;
+  for (const AddedToken& added : vocab.added_tokens) {
+    if (added.content == token) return added.id;
+  }
+  const auto it = std::find(vocab.tokens.begin(), vocab.tokens.end(), token);
+  return it == vocab.tokens.end() ? -1 : static_cast<int32_t>(it - vocab.tokens.begin());
+}
+
 BpeVocab read_hf_tokenizer_json(const std::string& path) {
   try {
     return read_vocab(path);
@@ -222,4 +222,4 @@ BpeVocab read_hf_tokenizer_json(const std::string& path) {
   }
 }
 
-}  // namespace llmesh
+}  // namespace llmesh::text

@@ -11,12 +11,17 @@
 // (bos_token, eos_token, add_bos_token, as transformers reads them).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "text/bpe_vocab.h"
 
-namespace llmesh {
+namespace llmesh::text {
 
 BpeVocab read_hf_tokenizer_json(const std::string& path);
 
-}  // namespace llmesh
+// The id of a token string as tokenizer_config.json names it: added tokens first, as
+// transformers does, then the vocabulary; -1 when absent or empty.
+int32_t find_token_id(const BpeVocab& vocab, const std::string& token);
+
+}  // namespace llmesh::text

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace llmesh {
+namespace llmesh::text {
 
 namespace {
 
@@ -159,4 +159,4 @@ bool parse_tool_call_body(ToolCallFormat format, std::string_view body, std::str
   return false;
 }
 
-}  // namespace llmesh
+}  // namespace llmesh::text

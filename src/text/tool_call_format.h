@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace llmesh {
+namespace llmesh::text {
 
 enum class ToolCallFormat {
   None,        // the template knows no tools
@@ -49,4 +49,4 @@ inline constexpr std::string_view kLlama3PythonTag = "<|python_tag|>";
 // Arguments given as a string must hold a JSON object; it is returned as written.
 bool parse_tool_call_body(ToolCallFormat format, std::string_view body, std::string* name, std::string* arguments_json);
 
-}  // namespace llmesh
+}  // namespace llmesh::text

@@ -6,7 +6,7 @@
 
 #include "core/error.h"
 
-namespace llmesh::utf8 {
+namespace llmesh::text::utf8 {
 
 namespace {
 
@@ -162,4 +162,4 @@ std::string normalize_nfc(std::string_view text) {
   return out;
 }
 
-}  // namespace llmesh::utf8
+}  // namespace llmesh::text::utf8

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-namespace llmesh::utf8 {
+namespace llmesh::text::utf8 {
 
 inline constexpr char32_t kReplacementChar = 0xFFFD;
 
@@ -48,4 +48,4 @@ std::string replace_invalid(std::string_view text);
 // returned as is without calling into ICU.
 std::string normalize_nfc(std::string_view text);
 
-}  // namespace llmesh::utf8
+}  // namespace llmesh::text::utf8

@@ -9,9 +9,10 @@
 #include <vector>
 
 #include "core/error.h"
+#include "format/gguf.h"
 #include "kernels/ref/ref_ops.h"
-#include "model/gguf.h"
 #include "model/gguf_config.h"
+#include "text/gguf_tokenizer.h"
 
 namespace {
 
@@ -22,14 +23,15 @@ uint32_t touch(const llmesh::Tensor& t) {
   return n == 0 ? 0u : uint32_t(p[0]) + p[n - 1];
 }
 
-void exercise_accessors(const llmesh::GgufFile& gguf) {
+void exercise_accessors(const llmesh::format::GgufFile& gguf) {
   for (const auto& [key, value] : gguf.metadata()) {
     (void)gguf.value_to_string(value);
     try {
-      if (value.type == llmesh::GgufValueType::Array) {
-        if (value.array_type == llmesh::GgufValueType::String) {
+      if (value.type == llmesh::format::GgufValueType::Array) {
+        if (value.array_type == llmesh::format::GgufValueType::String) {
           (void)gguf.get_string_array(key);
-        } else if (value.array_type == llmesh::GgufValueType::F32 || value.array_type == llmesh::GgufValueType::F64) {
+        } else if (value.array_type == llmesh::format::GgufValueType::F32 ||
+                   value.array_type == llmesh::format::GgufValueType::F64) {
           (void)gguf.get_float_array(key);
         } else {
           (void)gguf.get_int_array(key);
@@ -46,7 +48,7 @@ void exercise_accessors(const llmesh::GgufFile& gguf) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
-    const llmesh::GgufFile gguf = llmesh::GgufFile::parse(data, size, "fuzz.gguf");
+    const llmesh::format::GgufFile gguf = llmesh::format::GgufFile::parse(data, size, "fuzz.gguf");
     exercise_accessors(gguf);
     volatile uint32_t sink = 0;
     std::vector<float> row;
@@ -58,10 +60,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       sink = sink + uint32_t(row[0] != row[0]);
     }
     try {
-      (void)llmesh::read_gguf_vocab(gguf);
+      (void)llmesh::text::tokenizer_from_gguf(gguf);
     } catch (const llmesh::Error&) {
     }
-    const llmesh::ModelFiles files = llmesh::model_from_gguf(gguf, "fuzz.gguf");
+    const llmesh::model::ModelFiles files = llmesh::model::model_from_gguf(gguf, "fuzz.gguf");
     for (const std::string& name : files.weights.names()) sink = sink + touch(files.weights.get(name));
   } catch (const llmesh::Error&) {
   }

@@ -5,32 +5,33 @@
 #include <string_view>
 
 #include "core/error.h"
+#include "format/json_util.h"
 #include "model/hf_config.h"
-#include "model/json_util.h"
+#include "text/hf_tokenizer_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  (void)llmesh::hf_tensor_to_canonical(std::string(text));
-  llmesh::json_util::Json json;
+  (void)llmesh::model::hf_tensor_to_canonical(std::string(text));
+  llmesh::format::json_util::Json json;
   try {
-    json = llmesh::json_util::parse_text(text, "fuzz.json");
+    json = llmesh::format::json_util::parse_text(text, "fuzz.json");
   } catch (const llmesh::Error&) {
     return 0;
   }
   try {
-    (void)llmesh::parse_hf_config(json, "config.json");
+    (void)llmesh::model::parse_hf_config(json, "config.json");
   } catch (const llmesh::Error&) {
   }
   try {
-    (void)llmesh::parse_hf_tokenizer_config(json, "tokenizer_config.json");
+    (void)llmesh::text::parse_hf_tokenizer_config(json, "tokenizer_config.json");
   } catch (const llmesh::Error&) {
   }
   try {
-    (void)llmesh::parse_hf_generation_config(json, "generation_config.json");
+    (void)llmesh::model::parse_hf_generation_config(json, "generation_config.json");
   } catch (const llmesh::Error&) {
   }
   try {
-    (void)llmesh::parse_hf_eos_token_ids(json, "config.json");
+    (void)llmesh::model::parse_hf_eos_token_ids(json, "config.json");
   } catch (const llmesh::Error&) {
   }
   return 0;

@@ -6,9 +6,9 @@
 #include "kernels/backend.h"
 #include "model/model.h"
 
-namespace llmesh {
+namespace llmesh::model {
 
 std::unique_ptr<Model> create_llama_family(const ModelFiles& files, std::shared_ptr<kernels::Backend> backend);
 std::unique_ptr<Model> create_qwen3_moe(const ModelFiles& files, std::shared_ptr<kernels::Backend> backend);
 
-}  // namespace llmesh
+}  // namespace llmesh::model

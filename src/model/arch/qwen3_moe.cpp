@@ -4,7 +4,7 @@
 #include "model/decoder.h"
 #include "model/model_files.h"
 
-namespace llmesh {
+namespace llmesh::model {
 
 std::unique_ptr<Model> create_qwen3_moe(const ModelFiles& files, std::shared_ptr<kernels::Backend> backend) {
   const ModelConfig& config = files.config;
@@ -20,4 +20,4 @@ std::unique_ptr<Model> create_qwen3_moe(const ModelFiles& files, std::shared_ptr
   return model;
 }
 
-}  // namespace llmesh
+}  // namespace llmesh::model

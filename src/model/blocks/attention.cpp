@@ -4,7 +4,7 @@
 
 #include "model/weight_store.h"
 
-namespace llmesh {
+namespace llmesh::model {
 
 Attention::Attention(const ModelConfig& config, const WeightStore& weights, int64_t layer,
                      const std::vector<float>& inv_freq)
@@ -50,4 +50,4 @@ void Attention::forward(kernels::Backend& backend, const float* h, float* out, c
   o_proj_.apply(backend, attn, out, num_tokens);
 }
 
-}  // namespace llmesh
+}  // namespace llmesh::model

@@ -10,7 +10,7 @@
 #include "model/model_config.h"
 #include "model/workspace.h"
 
-namespace llmesh {
+namespace llmesh::model {
 
 class WeightStore;
 
@@ -38,4 +38,4 @@ class Attention {
   std::vector<float> q_norm_, k_norm_;  // [head_dim] or empty
 };
 
-}  // namespace llmesh
+}  // namespace llmesh::model

@@ -8,7 +8,7 @@
 
 #include "model/weight_store.h"
 
-namespace llmesh {
+namespace llmesh::model {
 
 DenseFfn::DenseFfn(const WeightStore& weights, const std::string& prefix, int64_t hidden,
                    int64_t intermediate) {
@@ -95,4 +95,4 @@ void MoeFfn::forward(kernels::Backend& backend, const float* h, float* out, int6
   }
 }
 
-}  // namespace llmesh
+}  // namespace llmesh::model

@@ -10,7 +10,7 @@
 #include "model/model_config.h"
 #include "model/workspace.h"
 
-namespace llmesh {
+namespace llmesh::model {
 
 class WeightStore;
 
@@ -51,4 +51,4 @@ class MoeFfn : public FeedForward {
   std::vector<std::unique_ptr<DenseFfn>> experts_;
 };
 
-}  // namespace llmesh
+}  // namespace llmesh::model

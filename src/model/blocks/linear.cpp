@@ -4,7 +4,7 @@
 #include "kernels/ops.h"
 #include "model/weight_store.h"
 
-namespace llmesh {
+namespace llmesh::model {
 
 std::vector<float> to_f32_vector(const Tensor& t) {
   std::vector<float> out(size_t(t.num_elements()));
@@ -39,4 +39,4 @@ std::vector<float> load_f32_vector(const WeightStore& weights, const std::string
   return to_f32_vector(t);
 }
 
-}  // namespace llmesh
+}  // namespace llmesh::model

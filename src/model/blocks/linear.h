@@ -8,7 +8,7 @@
 #include "core/tensor.h"
 #include "kernels/backend.h"
 
-namespace llmesh {
+namespace llmesh::model {
 
 class WeightStore;
 
@@ -33,4 +33,4 @@ struct Linear {
 // Reads `<name>` as an f32 vector of exactly `size` values.
 std::vector<float> load_f32_vector(const WeightStore& weights, const std::string& name, int64_t size);
 
-}  // namespace llmesh
+}  // namespace llmesh::model

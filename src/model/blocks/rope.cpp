@@ -7,7 +7,7 @@
 #include "model/blocks/linear.h"
 #include "model/weight_store.h"
 
-namespace llmesh {
+namespace llmesh::model {
 
 namespace {
 
@@ -44,4 +44,4 @@ std::vector<float> rope_inv_freq(const ModelConfig& config, const WeightStore& w
   return inv_freq;
 }
 
-}  // namespace llmesh
+}  // namespace llmesh::model

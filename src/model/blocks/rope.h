@@ -7,10 +7,10 @@
 
 #include "model/model_config.h"
 
-namespace llmesh {
+namespace llmesh::model {
 
 class WeightStore;
 
 std::vector<float> rope_inv_freq(const ModelConfig& config, const WeightStore& weights);
 
-}  // namespace llmesh
+}  // namespace llmesh::model

@@ -9,7 +9,7 @@
 
 #include "text/jinja/value.h"
 
-namespace llmesh::jinja {
+namespace llmesh::text::jinja {
 
 struct Expr;
 struct Stmt;
@@ -89,4 +89,4 @@ struct Stmt {
   Stmt(Kind kind_, int line_) : kind(kind_), line(line_) {}
 };
 
-}  // namespace llmesh::jinja
+}  // namespace llmesh::text::jinja

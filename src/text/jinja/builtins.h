@@ -8,7 +8,7 @@
 
 #include "text/jinja/value.h"
 
-namespace llmesh::jinja {
+namespace llmesh::text::jinja {
 
 // ---- operators.cpp ----
 // Arithmetic and string operators: + - * / // % ** ~
@@ -56,4 +56,4 @@ std::string json_dumps(const Value& value, const JsonDumpOptions& options);
 // range, dict, namespace, raise_exception, strftime_now, ...
 ValueDict make_globals();
 
-}  // namespace llmesh::jinja
+}  // namespace llmesh::text::jinja

@@ -7,7 +7,7 @@
 #include "text/jinja/string_ops.h"
 #include "text/jinja/unicode.h"
 
-namespace llmesh::jinja {
+namespace llmesh::text::jinja {
 namespace {
 
 using Filter = Value (*)(const Value& value, const CallArgs& args);
@@ -434,4 +434,4 @@ Value apply_filter(const std::string& name, const Value& value, const CallArgs& 
   return it->second(value, args);
 }
 
-}  // namespace llmesh::jinja
+}  // namespace llmesh::text::jinja

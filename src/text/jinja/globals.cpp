@@ -4,7 +4,7 @@
 
 #include "text/jinja/builtins.h"
 
-namespace llmesh::jinja {
+namespace llmesh::text::jinja {
 namespace {
 
 Value global_range(const CallArgs& args) {
@@ -79,4 +79,4 @@ ValueDict make_globals() {
   return globals;
 }
 
-}  // namespace llmesh::jinja
+}  // namespace llmesh::text::jinja

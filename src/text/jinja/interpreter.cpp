@@ -3,7 +3,7 @@
 #include "core/error.h"
 #include "text/jinja/builtins.h"
 
-namespace llmesh::jinja {
+namespace llmesh::text::jinja {
 namespace {
 
 constexpr int kMaxCallDepth = 256;  // macro recursion guard
@@ -317,4 +317,4 @@ Value Interpreter::eval_unchecked(const Expr& expr, const std::shared_ptr<Scope>
   throw RuntimeError("unknown expression");
 }
 
-}  // namespace llmesh::jinja
+}  // namespace llmesh::text::jinja

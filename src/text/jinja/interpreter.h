@@ -14,7 +14,7 @@
 #include "text/jinja/ast.h"
 #include "text/jinja/value.h"
 
-namespace llmesh::jinja {
+namespace llmesh::text::jinja {
 
 class Scope {
  public:
@@ -57,4 +57,4 @@ class Interpreter {
   int call_depth_ = 0;
 };
 
-}  // namespace llmesh::jinja
+}  // namespace llmesh::text::jinja

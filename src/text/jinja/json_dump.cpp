@@ -9,7 +9,7 @@
 #include "text/jinja/builtins.h"
 #include "text/jinja/unicode.h"
 
-namespace llmesh::jinja {
+namespace llmesh::text::jinja {
 namespace {
 
 void dump_string_ascii(std::string& out, const std::string& text) {
@@ -142,4 +142,4 @@ std::string json_dumps(const Value& value, const JsonDumpOptions& options) {
   return out;
 }
 
-}  // namespace llmesh::jinja
+}  // namespace llmesh::text::jinja

@@ -6,7 +6,7 @@
 #include "core/error.h"
 #include "text/jinja/unicode.h"
 
-namespace llmesh::jinja {
+namespace llmesh::text::jinja {
 namespace {
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
@@ -263,4 +263,4 @@ std::vector<Token> tokenize(const std::string& source, const std::string& templa
   return Lexer(std::move(normalized), template_name).run();
 }
 
-}  // namespace llmesh::jinja
+}  // namespace llmesh::text::jinja

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace llmesh::jinja {
+namespace llmesh::text::jinja {
 
 enum class TokenType {
   kData,           // literal template text
@@ -36,4 +36,4 @@ struct Token {
 // Throws llmesh::Error "<template_name> line N: ..." on a lexical error.
 std::vector<Token> tokenize(const std::string& source, const std::string& template_name);
 
-}  // namespace llmesh::jinja
+}  // namespace llmesh::text::jinja

@@ -9,7 +9,7 @@
 #include "text/jinja/string_ops.h"
 #include "text/jinja/unicode.h"
 
-namespace llmesh::jinja {
+namespace llmesh::text::jinja {
 namespace {
 
 std::string string_arg(const CallArgs& args, size_t position, const std::string& name, const char* method) {
@@ -239,4 +239,4 @@ Value bound_method(const Value& receiver, const std::string& name) {
   }
 }
 
-}  // namespace llmesh::jinja
+}  // namespace llmesh::text::jinja

@@ -8,7 +8,7 @@
 #include "text/jinja/builtins.h"
 #include "text/jinja/unicode.h"
 
-namespace llmesh::jinja {
+namespace llmesh::text::jinja {
 namespace {
 
 [[noreturn]] void fail_operands(const std::string& op, const Value& left, const Value& right) {
@@ -342,4 +342,4 @@ int64_t length_of(const Value& value) {
   }
 }
 
-}  // namespace llmesh::jinja
+}  // namespace llmesh::text::jinja

@@ -6,7 +6,7 @@
 
 #include "core/error.h"
 
-namespace llmesh::jinja {
+namespace llmesh::text::jinja {
 namespace {
 
 class Parser {
@@ -717,4 +717,4 @@ StmtList parse(const std::vector<Token>& tokens, const std::string& template_nam
   return Parser(tokens, template_name).parse_template();
 }
 
-}  // namespace llmesh::jinja
+}  // namespace llmesh::text::jinja

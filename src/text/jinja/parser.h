@@ -10,10 +10,10 @@
 #include "text/jinja/ast.h"
 #include "text/jinja/lexer.h"
 
-namespace llmesh::jinja {
+namespace llmesh::text::jinja {
 
 // Throws llmesh::Error "<template_name> line N: ..." on a syntax error or an
 // unsupported tag.
 StmtList parse(const std::vector<Token>& tokens, const std::string& template_name);
 
-}  // namespace llmesh::jinja
+}  // namespace llmesh::text::jinja

@@ -5,7 +5,7 @@
 
 #include "text/jinja/unicode.h"
 
-namespace llmesh::jinja {
+namespace llmesh::text::jinja {
 
 std::string python_strip(const std::string& text, const std::optional<std::string>& chars, bool left, bool right) {
   std::u32string code_points = utf8_decode(text);
@@ -176,4 +176,4 @@ bool python_is_class(const std::string& text, const std::string& method) {
   return true;
 }
 
-}  // namespace llmesh::jinja
+}  // namespace llmesh::text::jinja

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace llmesh::jinja {
+namespace llmesh::text::jinja {
 
 // str.strip/lstrip/rstrip: `chars` unset strips Unicode whitespace.
 std::string python_strip(const std::string& text, const std::optional<std::string>& chars, bool left, bool right);
@@ -27,4 +27,4 @@ std::string python_capitalize(const std::string& text);  // str.capitalize()
 // str.isdigit/isalpha/isalnum/isspace/isupper/islower (ASCII classes; isspace Unicode).
 bool python_is_class(const std::string& text, const std::string& method);
 
-}  // namespace llmesh::jinja
+}  // namespace llmesh::text::jinja

@@ -7,7 +7,7 @@
 #include "text/jinja/lexer.h"
 #include "text/jinja/parser.h"
 
-namespace llmesh::jinja {
+namespace llmesh::text::jinja {
 
 struct Template::Parsed {
   StmtList body;
@@ -58,4 +58,4 @@ std::string Template::render(const nlohmann::ordered_json& context) const {
   return render_with(name_, parsed_->body, parsed_->globals, context);
 }
 
-}  // namespace llmesh::jinja
+}  // namespace llmesh::text::jinja

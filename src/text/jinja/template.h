@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-namespace llmesh::jinja {
+namespace llmesh::text::jinja {
 
 struct Stmt;
 
@@ -43,4 +43,4 @@ class Template {
   std::unique_ptr<Parsed> parsed_;
 };
 
-}  // namespace llmesh::jinja
+}  // namespace llmesh::text::jinja

@@ -4,7 +4,7 @@
 
 #include "text/jinja/builtins.h"
 
-namespace llmesh::jinja {
+namespace llmesh::text::jinja {
 namespace {
 
 using Test = bool (*)(const Value& value, const CallArgs& args);
@@ -121,4 +121,4 @@ bool apply_test(const std::string& name, const Value& value, const CallArgs& arg
   return it->second(value, args);
 }
 
-}  // namespace llmesh::jinja
+}  // namespace llmesh::text::jinja

@@ -1,6 +1,6 @@
 #include "text/jinja/unicode.h"
 
-namespace llmesh::jinja {
+namespace llmesh::text::jinja {
 
 std::u32string utf8_decode(const std::string& text) {
   std::u32string out;
@@ -125,4 +125,4 @@ bool is_python_space(char32_t c) {
          c == 0x3000;
 }
 
-}  // namespace llmesh::jinja
+}  // namespace llmesh::text::jinja

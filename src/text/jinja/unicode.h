@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace llmesh::jinja {
+namespace llmesh::text::jinja {
 
 // Code points of a UTF-8 string (invalid bytes are kept one per code point).
 std::u32string utf8_decode(const std::string& text);
@@ -26,4 +26,4 @@ std::string utf8_lower(const std::string& text);
 // Python str.isspace() for one code point (ASCII and common Unicode spaces).
 bool is_python_space(char32_t code_point);
 
-}  // namespace llmesh::jinja
+}  // namespace llmesh::text::jinja

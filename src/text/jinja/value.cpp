@@ -7,7 +7,7 @@
 
 #include "text/jinja/unicode.h"
 
-namespace llmesh::jinja {
+namespace llmesh::text::jinja {
 
 const Value* ValueDict::find(const std::string& key) const {
   for (const auto& [entry_key, value] : entries_)
@@ -283,4 +283,4 @@ bool values_equal(const Value& a, const Value& b) {
   }
 }
 
-}  // namespace llmesh::jinja
+}  // namespace llmesh::text::jinja

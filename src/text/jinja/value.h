@@ -20,7 +20,7 @@
 #include <variant>
 #include <vector>
 
-namespace llmesh::jinja {
+namespace llmesh::text::jinja {
 
 // A runtime error without position; the interpreter adds "<name> line N: ".
 class RuntimeError : public std::runtime_error {
@@ -139,4 +139,4 @@ bool values_equal(const Value& a, const Value& b);
 // Python repr() of a float ("1.0", "0.1", "1e+16", "inf").
 std::string format_python_float(double value);
 
-}  // namespace llmesh::jinja
+}  // namespace llmesh::text::jinja

@@ -5,6 +5,10 @@
 #include "api/anthropic_stream.h"
 
 namespace llmesh::api {
+
+using engine::FinishReason;
+using text::OutputDelta;
+
 namespace {
 
 using nlohmann::json;

@@ -17,6 +17,10 @@
 #include "qwen3_template.h"
 
 namespace llmesh::api {
+
+using text::ChatTemplate;
+using text::OutputParserOptions;
+
 namespace {
 
 using json = nlohmann::json;

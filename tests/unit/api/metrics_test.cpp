@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 namespace llmesh::api {
+
+using engine::EngineStats;
+
 namespace {
 
 bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }

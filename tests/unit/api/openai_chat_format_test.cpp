@@ -8,6 +8,11 @@
 #include "text/tokenizer_json.h"
 
 namespace llmesh::api {
+
+using engine::FinishReason;
+using text::read_hf_tokenizer_json;
+using text::Tokenizer;
+
 namespace {
 
 using nlohmann::json;

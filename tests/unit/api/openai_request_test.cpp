@@ -5,6 +5,10 @@
 #include "api/api_error.h"
 
 namespace llmesh::api {
+
+using engine::SamplingParams;
+using model::GenerationDefaults;
+
 namespace {
 
 using nlohmann::json;

@@ -12,6 +12,16 @@
 #include "text/tokenizer_json.h"
 
 namespace llmesh::api {
+
+using engine::FinishReason;
+using engine::TokenEvent;
+using text::AddedToken;
+using text::BpeVocab;
+using text::OutputDelta;
+using text::read_hf_tokenizer_json;
+using text::Tokenizer;
+using text::ToolCallFormat;
+
 namespace {
 
 const std::string kCallsBegin = "<｜tool▁calls▁begin｜>";

@@ -4,6 +4,12 @@
 #include <nlohmann/json.hpp>
 
 namespace llmesh {
+
+using text::ends_inside_block;
+using text::OutputDelta;
+using text::OutputParser;
+using text::OutputParserOptions;
+
 namespace {
 
 // Pushes `text` one byte at a time (the worst case for tag splitting) and merges the deltas.

@@ -9,12 +9,12 @@
 
 namespace llmesh::api {
 
-inline const ChatTemplate& qwen3_template() {
-  static const ChatTemplate* chat_template = [] {
+inline const text::ChatTemplate& qwen3_template() {
+  static const text::ChatTemplate* chat_template = [] {
     std::ifstream in(std::string(LLMESH_SOURCE_DIR) + "/tests/golden/templates/qwen3.jinja", std::ios::binary);
     std::stringstream buffer;
     buffer << in.rdbuf();
-    return new ChatTemplate(buffer.str(), "", "<|im_end|>");
+    return new text::ChatTemplate(buffer.str(), "", "<|im_end|>");
   }();
   return *chat_template;
 }

@@ -11,6 +11,9 @@
 #include "qwen3_template.h"
 
 namespace llmesh::api {
+
+using text::ChatTemplateOptions;
+
 namespace {
 
 using nlohmann::json;

@@ -9,6 +9,11 @@
 #include "api/responses_stream.h"
 
 namespace llmesh::api {
+
+using engine::FinishReason;
+using engine::SamplingParams;
+using text::OutputDelta;
+
 namespace {
 
 using nlohmann::json;

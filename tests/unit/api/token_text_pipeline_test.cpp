@@ -11,6 +11,13 @@
 #include "text/tokenizer_json.h"
 
 namespace llmesh::api {
+
+using engine::FinishReason;
+using engine::TokenEvent;
+using text::OutputDelta;
+using text::read_hf_tokenizer_json;
+using text::Tokenizer;
+
 namespace {
 
 const Tokenizer* qwen3_tokenizer() {

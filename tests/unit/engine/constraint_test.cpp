@@ -8,6 +8,21 @@
 #include "engine/engine.h"
 
 namespace llmesh {
+
+using engine::Engine;
+using engine::EngineOptions;
+using engine::FinishReason;
+using engine::make_local_executor;
+using engine::Request;
+using engine::TokenConstraint;
+using engine::TokenEvent;
+using kv::KvPool;
+using model::Model;
+using model::ModelConfig;
+using model::StepInput;
+using model::StepShape;
+using model::Workspace;
+
 namespace {
 
 constexpr int32_t kVocab = 16;

@@ -7,6 +7,10 @@
 #include <vector>
 
 namespace llmesh {
+
+using engine::Sampler;
+using engine::SamplingParams;
+
 namespace {
 
 std::vector<int32_t> none;

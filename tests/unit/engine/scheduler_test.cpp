@@ -7,6 +7,16 @@
 #include <numeric>
 
 namespace llmesh {
+
+using engine::Request;
+using engine::RequestHandle;
+using engine::ScheduledSequence;
+using engine::Scheduler;
+using engine::SchedulerOptions;
+using engine::Sequence;
+using kv::KvCacheConfig;
+using kv::KvCacheManager;
+
 namespace {
 
 std::unique_ptr<Sequence> make_seq(std::vector<int32_t> prompt, int64_t max_tokens, uint64_t arrival) {

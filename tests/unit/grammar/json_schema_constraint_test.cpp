@@ -17,6 +17,10 @@
 #include "text/tokenizer_json.h"
 
 namespace llmesh::grammar {
+
+using text::read_hf_tokenizer_json;
+using text::Tokenizer;
+
 namespace {
 
 using nlohmann::json;

@@ -8,6 +8,10 @@
 #include "text/jinja/template.h"
 
 namespace llmesh {
+
+using text::ChatTemplate;
+using text::ChatTemplateOptions;
+
 namespace {
 
 using jinja_test::first_difference;
@@ -33,7 +37,7 @@ TEST_P(GoldenTemplateTest, ChatTemplateMatchesPythonJinja) {
   ASSERT_GE(cases.size(), 20u);
 
   ChatTemplate chat_template(source, cases[0]["bos_token"].get<std::string>(), cases[0]["eos_token"].get<std::string>());
-  jinja::Template raw_template(source);
+  text::jinja::Template raw_template(source);
   int num_checked = 0;
   for (const auto& test_case : cases) {
     const std::string name = test_case["name"].get<std::string>();

@@ -12,10 +12,10 @@
 namespace llmesh {
 namespace {
 
-using jinja::Template;
 using jinja_test::first_difference;
 using jinja_test::golden_path;
 using jinja_test::read_jsonl;
+using text::jinja::Template;
 
 std::string render(const std::string& source, const nlohmann::json& context = nlohmann::json::object()) {
   return Template(source).render(context);

@@ -12,6 +12,14 @@
 #include "kv/kv_pool.h"
 
 namespace llmesh {
+
+using kv::BlockHash;
+using kv::BlockPool;
+using kv::BlockTable;
+using kv::hash_block;
+using kv::KvCacheShape;
+using kv::KvPool;
+
 namespace {
 
 using testing::toks;

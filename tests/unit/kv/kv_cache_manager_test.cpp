@@ -16,6 +16,21 @@
 #include "kv/kv_pool.h"
 
 namespace llmesh {
+
+using kv::BlockHash;
+using kv::BlockTable;
+using kv::cache_namespace;
+using kv::CachedBlockRef;
+using kv::hash_block;
+using kv::KvCacheConfig;
+using kv::KvCacheListener;
+using kv::KvCacheManager;
+using kv::KvCacheShape;
+using kv::KvEvent;
+using kv::KvEventType;
+using kv::KvPool;
+using kv::PrefixMatch;
+
 namespace {
 
 using testing::toks;

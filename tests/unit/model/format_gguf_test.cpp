@@ -1,16 +1,34 @@
-// GGUF reader: metadata, tensors, config/vocab derivation, canonical names, and
+// GGUF reader: metadata, tensors, config/vocab derivation (model and text layers), canonical names, and
 // every error path (truncation at many offsets, corrupt counts, bad types).
 #include <gtest/gtest.h>
 
 #include <random>
 
 #include "core/error.h"
+#include "format/gguf.h"
 #include "format_writers.h"
-#include "model/gguf.h"
 #include "model/gguf_config.h"
 #include "model/model_files.h"
+#include "text/gguf_tokenizer.h"
 
 namespace llmesh {
+
+using format::check_block_scales;
+using format::dtype_from_ggml;
+using format::ggml_type_of;
+using format::GgufFile;
+using model::check_weights_match_config;
+using model::model_from_gguf;
+using model::ModelConfig;
+using model::ModelFiles;
+using model::open_model;
+using model::read_gguf_config;
+using model::RopeStyle;
+using model::WeightStore;
+using text::BpeVocab;
+using text::tokenizer_from_gguf;
+using text::TokenizerFiles;
+
 namespace {
 
 using test::GgufWriter;
@@ -423,7 +441,9 @@ TEST(FormatGguf, CorruptHeadersNeverCrash) {
     const int num_flips = 1 + int(rng() % 4);
     for (int i = 0; i < num_flips; ++i) corrupt[rng() % header_end] = uint8_t(rng());
     try {
-      ModelFiles m = model_from_gguf(parse(corrupt), "corrupt.gguf");
+      const GgufFile gguf = parse(corrupt);
+      ModelFiles m = model_from_gguf(gguf, "corrupt.gguf");
+      (void)tokenizer_from_gguf(gguf);
       EXPECT_GT(m.config.vocab_size, 0);
     } catch (const Error&) {
       ++num_errors;
@@ -435,7 +455,9 @@ TEST(FormatGguf, CorruptHeadersNeverCrash) {
 TEST(FormatGguf, DenseConfigVocabAndWeights) {
   TinySpec spec;  // qwen3: qk_norm, head_dim 32 != hidden/heads
   const auto bytes = test::tiny_gguf_writer(spec).build();
-  const ModelFiles m = model_from_gguf(parse(bytes), "dir/tiny.gguf");
+  const GgufFile gguf = parse(bytes);
+  const ModelFiles m = model_from_gguf(gguf, "dir/tiny.gguf");
+  const TokenizerFiles t = tokenizer_from_gguf(gguf);
   const ModelConfig& c = m.config;
   EXPECT_EQ(m.format, "gguf");
   EXPECT_EQ(m.name, "tiny-qwen3");
@@ -456,7 +478,7 @@ TEST(FormatGguf, DenseConfigVocabAndWeights) {
   EXPECT_TRUE(c.qk_norm);
   EXPECT_FALSE(c.is_moe());
 
-  const BpeVocab& v = m.vocab;
+  const BpeVocab& v = t.vocab;
   EXPECT_EQ(v.tokens.size(), 40u);
   EXPECT_EQ(v.tokens[6], "abcd");
   ASSERT_EQ(v.merges.size(), 3u);
@@ -472,10 +494,10 @@ TEST(FormatGguf, DenseConfigVocabAndWeights) {
   EXPECT_EQ(v.bos_token_id, 7);
   EXPECT_EQ(v.eos_token_id, 8);
   EXPECT_FALSE(v.add_bos_token);
-  EXPECT_EQ(m.bos_token, "<|bos|>");
-  EXPECT_EQ(m.eos_token, "<|eos|>");
-  EXPECT_EQ(m.generation.eos_token_ids, (std::vector<int32_t>{8, 9}));
-  EXPECT_NE(m.chat_template.find("bos_token"), std::string::npos);
+  EXPECT_EQ(t.bos_token, "<|bos|>");
+  EXPECT_EQ(t.eos_token, "<|eos|>");
+  EXPECT_EQ(t.eos_token_ids, (std::vector<int32_t>{8, 9}));
+  EXPECT_NE(t.chat_template.find("bos_token"), std::string::npos);
 
   // Canonical views point at each tensor's own bytes.
   for (const test::SpecTensor& t : test::spec_tensors(spec)) {
@@ -498,8 +520,8 @@ TEST(FormatGguf, WellKnownEndOfTurnTokensEndGeneration) {
   auto it = std::search(bytes.begin(), bytes.end(), needle.begin(), needle.end());
   ASSERT_NE(it, bytes.end());
   std::copy_n("<|end|>", 7, it);
-  const ModelFiles m = model_from_gguf(parse(bytes), "m.gguf");
-  EXPECT_EQ(m.generation.eos_token_ids, (std::vector<int32_t>{8, 9, 7}));
+  const TokenizerFiles t = tokenizer_from_gguf(parse(bytes));
+  EXPECT_EQ(t.eos_token_ids, (std::vector<int32_t>{8, 9, 7}));
 }
 
 TEST(FormatGguf, LlamaAndQwen2Options) {
@@ -514,9 +536,10 @@ TEST(FormatGguf, LlamaAndQwen2Options) {
   EXPECT_EQ(m.config.rope_scaling.type, "");
   EXPECT_TRUE(m.weights.has("rope_freqs.weight"));
   EXPECT_EQ(m.weights.get("rope_freqs.weight").shape, (std::vector<int64_t>{16}));
-  EXPECT_EQ(m.vocab.pre_tokenizer, "llama3");
-  EXPECT_TRUE(m.vocab.ignore_merges);
-  EXPECT_TRUE(m.vocab.add_bos_token);
+  const TokenizerFiles t = tokenizer_from_gguf(parse(llama_bytes));
+  EXPECT_EQ(t.vocab.pre_tokenizer, "llama3");
+  EXPECT_TRUE(t.vocab.ignore_merges);
+  EXPECT_TRUE(t.vocab.add_bos_token);
 
   TinySpec qwen2;
   qwen2.arch = "qwen2";
@@ -601,7 +624,7 @@ TEST(FormatGguf, ConfigAndWeightErrors) {
     const std::string needle = "gpt2";
     auto it = std::search(bytes.begin(), bytes.end(), needle.begin(), needle.end());
     std::copy_n("llam", 4, it);
-    EXPECT_NE(error_of([&] { model_from_gguf(parse(bytes), "m.gguf"); }).find("unsupported tokenizer model 'llam'"),
+    EXPECT_NE(error_of([&] { tokenizer_from_gguf(parse(bytes)); }).find("unsupported tokenizer model 'llam'"),
               std::string::npos);
   }
   {  // heads not a multiple of kv heads

@@ -1,18 +1,37 @@
 // safetensors reader, HF config / tokenizer_config / generation_config parsing,
-// HF -> canonical tensor names, and open_model on HF directories (single file,
+// HF -> canonical tensor names, and open_model / open_hf_tokenizer on HF directories (single file,
 // sharded, BF16), including agreement with the GGUF reader on the same model.
 #include <gtest/gtest.h>
 
 #include <random>
 
 #include "core/error.h"
+#include "format/safetensors.h"
 #include "format_writers.h"
 #include "model/gguf_config.h"
 #include "model/hf_config.h"
 #include "model/model_files.h"
-#include "model/safetensors.h"
+#include "text/hf_tokenizer_config.h"
+#include "text/tokenizer_files.h"
 
 namespace llmesh {
+
+using format::GgufFile;
+using format::SafetensorsFile;
+using model::GenerationDefaults;
+using model::hf_tensor_to_canonical;
+using model::model_from_gguf;
+using model::ModelConfig;
+using model::ModelFiles;
+using model::open_model;
+using model::parse_hf_config;
+using model::parse_hf_generation_config;
+using model::RopeStyle;
+using text::HfTokenizerConfig;
+using text::open_hf_tokenizer;
+using text::parse_hf_tokenizer_config;
+using text::TokenizerFiles;
+
 namespace {
 
 using test::SafetensorsWriter;
@@ -325,6 +344,7 @@ void check_hf_matches_gguf(const TinySpec& spec, int num_shards, const std::stri
   const auto dir = test::fresh_dir(name);
   test::write_hf_dir(spec, dir, num_shards);
   const ModelFiles hf = open_model(dir.string());
+  const TokenizerFiles hf_tokenizer = open_hf_tokenizer(dir.string());
   const auto gguf_bytes = test::tiny_gguf_writer(spec).build();
   const ModelFiles gg = model_from_gguf(GgufFile::parse(gguf_bytes.data(), gguf_bytes.size(), "x.gguf"), "x.gguf");
 
@@ -340,12 +360,12 @@ void check_hf_matches_gguf(const TinySpec& spec, int num_shards, const std::stri
     EXPECT_EQ(a.dtype, b.dtype) << n;
     EXPECT_EQ(std::memcmp(a.data, b.data, a.num_bytes()), 0) << n;
   }
-  EXPECT_EQ(hf.vocab.tokens.size(), size_t(spec.vocab));
-  EXPECT_EQ(hf.vocab.bos_token_id, 7);
-  EXPECT_EQ(hf.vocab.eos_token_id, 8);
-  EXPECT_EQ(hf.bos_token, "<|bos|>");
-  EXPECT_EQ(hf.eos_token, "<|eos|>");
-  EXPECT_EQ(hf.chat_template, "{% for m in messages %}{{ m.content }}{% endfor %}");
+  EXPECT_EQ(hf_tokenizer.vocab.tokens.size(), size_t(spec.vocab));
+  EXPECT_EQ(hf_tokenizer.vocab.bos_token_id, 7);
+  EXPECT_EQ(hf_tokenizer.vocab.eos_token_id, 8);
+  EXPECT_EQ(hf_tokenizer.bos_token, "<|bos|>");
+  EXPECT_EQ(hf_tokenizer.eos_token, "<|eos|>");
+  EXPECT_EQ(hf_tokenizer.chat_template, "{% for m in messages %}{{ m.content }}{% endfor %}");
   EXPECT_EQ(hf.generation.eos_token_ids, (std::vector<int32_t>{8, 9}));
   EXPECT_FLOAT_EQ(hf.generation.temperature.value_or(-1), 0.6f);
   EXPECT_EQ(hf.generation.top_k.value_or(-1), 20);
@@ -393,7 +413,7 @@ TEST(FormatHf, DirectoryErrors) {
     const auto dir = test::fresh_dir("err_no_tokenizer");
     test::write_hf_dir(spec, dir);
     std::filesystem::remove(dir / "tokenizer.json");
-    EXPECT_NE(err(dir).find("missing tokenizer.json"), std::string::npos);
+    EXPECT_NE(error_of([&] { open_hf_tokenizer(dir.string()); }).find("missing tokenizer.json"), std::string::npos);
   }
   {
     const auto dir = test::fresh_dir("err_no_weights");
@@ -410,7 +430,7 @@ TEST(FormatHf, DirectoryErrors) {
   {  // the index names a tensor no shard has
     const auto dir = test::fresh_dir("err_index");
     test::write_hf_dir(spec, dir, 2);
-    Json index = json_util::parse_file((dir / "model.safetensors.index.json").string());
+    Json index = format::json_util::parse_file((dir / "model.safetensors.index.json").string());
     index["weight_map"]["model.layers.9.mlp.up_proj.weight"] = "model-00001-of-00002.safetensors";
     test::write_text(dir / "model.safetensors.index.json", index.dump());
     EXPECT_NE(err(dir).find("'model.layers.9.mlp.up_proj.weight' is listed"), std::string::npos);

@@ -15,6 +15,18 @@
 #include "model/model_files.h"
 
 namespace llmesh {
+
+using kv::KvCacheShape;
+using kv::KvPool;
+using model::create_model;
+using model::Model;
+using model::ModelConfig;
+using model::ModelFiles;
+using model::open_model;
+using model::StepInput;
+using model::StepShape;
+using model::Workspace;
+
 namespace {
 
 using test::TinySpec;

@@ -10,6 +10,10 @@
 #include "model/model_files.h"
 
 namespace llmesh {
+
+using model::model_identity;
+using model::open_model;
+
 namespace {
 
 std::string identity_of(const std::filesystem::path& path) { return model_identity(open_model(path.string()).weights); }

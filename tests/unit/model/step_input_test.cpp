@@ -7,6 +7,10 @@
 #include "core/error.h"
 
 namespace llmesh {
+
+using model::deserialize_step_input;
+using model::StepInput;
+
 namespace {
 
 // Two sequences: a 3-token prefill chunk at positions 16..18 (blocks 7, 2) and

@@ -4,7 +4,7 @@
 
 #include <set>
 
-namespace llmesh::byte_level {
+namespace llmesh::text::byte_level {
 namespace {
 
 TEST(ByteLevel, KnownGpt2Mappings) {
@@ -39,4 +39,4 @@ TEST(ByteLevel, DecodeRejectsCharactersOutsideTheAlphabet) {
 }
 
 }  // namespace
-}  // namespace llmesh::byte_level
+}  // namespace llmesh::text::byte_level

@@ -9,6 +9,10 @@
 #include "tokenizer_assets.h"
 
 namespace llmesh {
+
+using text::StreamingDecoder;
+using text::Tokenizer;
+
 namespace {
 
 std::string ids_to_string(const std::vector<int32_t>& ids) {
@@ -43,7 +47,7 @@ TEST_P(GoldenTest, DecodeAndStreamRoundTrip) {
   LLMESH_REQUIRE_TOKENIZER_ASSET(name);
   const Tokenizer& tokenizer = test::asset_tokenizer(name);
   for (const auto& c : test::read_goldens(name)) {
-    const std::string expected = tokenizer.normalizes_nfc() ? utf8::normalize_nfc(c.text) : c.text;
+    const std::string expected = tokenizer.normalizes_nfc() ? text::utf8::normalize_nfc(c.text) : c.text;
     const std::string decoded = tokenizer.decode(c.ids);
     ASSERT_EQ(decoded, expected) << name << ": " << nlohmann::json(c.text).dump();
 
@@ -51,7 +55,7 @@ TEST_P(GoldenTest, DecodeAndStreamRoundTrip) {
     std::string streamed;
     for (int32_t id : c.ids) {
       const std::string piece = stream.push(id);
-      ASSERT_TRUE(utf8::is_valid(piece)) << name << ": invalid UTF-8 piece for " << nlohmann::json(c.text).dump();
+      ASSERT_TRUE(text::utf8::is_valid(piece)) << name << ": invalid UTF-8 piece for " << nlohmann::json(c.text).dump();
       streamed += piece;
     }
     streamed += stream.flush();

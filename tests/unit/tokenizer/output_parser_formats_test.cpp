@@ -9,6 +9,13 @@
 #include "text/output_parser.h"
 
 namespace llmesh {
+
+using text::OutputDelta;
+using text::OutputParser;
+using text::OutputParserOptions;
+using text::ParsedToolCall;
+using text::ToolCallFormat;
+
 namespace {
 
 OutputParserOptions tool_options(ToolCallFormat format) {

@@ -8,6 +8,10 @@
 #include "tokenizer_assets.h"
 
 namespace llmesh {
+
+using text::PreTokenizer;
+using text::read_hf_tokenizer_json;
+
 namespace {
 
 std::vector<std::string> split(const std::string& name, std::string_view text) {

@@ -6,6 +6,9 @@
 #include "tokenizer_assets.h"
 
 namespace llmesh {
+
+using text::Tokenizer;
+
 namespace {
 
 std::string english_text(size_t num_bytes) {

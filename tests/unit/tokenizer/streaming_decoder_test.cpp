@@ -7,6 +7,10 @@
 #include "toy_vocab.h"
 
 namespace llmesh {
+
+using text::StreamingDecoder;
+using text::Tokenizer;
+
 namespace {
 
 const Tokenizer& toy() {
@@ -61,8 +65,8 @@ TEST(StreamingDecoder, MultiTokenCharactersOnARealTokenizer) {
   size_t num_held_back = 0;
   for (int32_t id : ids) {
     const std::string piece = stream.push(id);
-    ASSERT_TRUE(utf8::is_valid(piece));
-    if (!utf8::is_valid(tokenizer.token_bytes(id))) ++num_held_back;
+    ASSERT_TRUE(text::utf8::is_valid(piece));
+    if (!text::utf8::is_valid(tokenizer.token_bytes(id))) ++num_held_back;
     joined += piece;
   }
   joined += stream.flush();

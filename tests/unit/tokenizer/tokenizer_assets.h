@@ -30,10 +30,10 @@ inline std::string asset_tokenizer_json(const std::string& name) {
 inline bool has_asset(const std::string& name) { return std::filesystem::exists(asset_tokenizer_json(name)); }
 
 // Loads each tokenizer once per test process (parsing tokenizer.json takes a while).
-inline const Tokenizer& asset_tokenizer(const std::string& name) {
-  static std::map<std::string, std::unique_ptr<Tokenizer>> loaded;
+inline const text::Tokenizer& asset_tokenizer(const std::string& name) {
+  static std::map<std::string, std::unique_ptr<text::Tokenizer>> loaded;
   auto& slot = loaded[name];
-  if (!slot) slot = std::make_unique<Tokenizer>(read_hf_tokenizer_json(asset_tokenizer_json(name)));
+  if (!slot) slot = std::make_unique<text::Tokenizer>(text::read_hf_tokenizer_json(asset_tokenizer_json(name)));
   return *slot;
 }
 

@@ -12,6 +12,11 @@
 #include "tokenizer_assets.h"
 
 namespace llmesh {
+
+using text::BpeVocab;
+using text::read_hf_tokenizer_json;
+using text::Tokenizer;
+
 namespace {
 
 class TokenizerJsonFile : public ::testing::Test {
@@ -50,7 +55,7 @@ class TokenizerJsonFile : public ::testing::Test {
 };
 
 std::string TokenizerJsonFile::byte_level_token(int b) {
-  return byte_level::encode(std::string(1, static_cast<char>(b)));
+  return text::byte_level::encode(std::string(1, static_cast<char>(b)));
 }
 
 TEST_F(TokenizerJsonFile, ReadsAMinimalFile) {

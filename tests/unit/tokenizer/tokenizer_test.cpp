@@ -15,6 +15,11 @@
 #include "toy_vocab.h"
 
 namespace llmesh {
+
+using text::BpeVocab;
+using text::read_hf_tokenizer_json;
+using text::Tokenizer;
+
 namespace {
 
 using Ids = std::vector<int32_t>;
@@ -44,7 +49,7 @@ std::vector<std::string> reference_bpe(const std::string& word, const BpeVocab& 
   std::map<std::pair<std::string, std::string>, size_t> rank;
   for (size_t i = 0; i < vocab.merges.size(); ++i) rank.emplace(vocab.merges[i], i);
   std::vector<std::string> symbols;
-  for (char c : word) symbols.push_back(byte_level::encode(std::string(1, c)));
+  for (char c : word) symbols.push_back(text::byte_level::encode(std::string(1, c)));
   for (;;) {
     size_t best = SIZE_MAX, best_rank = SIZE_MAX;
     for (size_t i = 0; i + 1 < symbols.size(); ++i) {
@@ -148,7 +153,7 @@ TEST(Tokenizer, RandomBytesRoundTrip) {
     for (int trial = 0; trial < 300; ++trial) {
       std::string text(rng() % 40, '\0');
       for (char& c : text) c = static_cast<char>(rng() % 256);
-      const std::string expected = tokenizer.normalizes_nfc() ? utf8::normalize_nfc(text) : text;
+      const std::string expected = tokenizer.normalizes_nfc() ? text::utf8::normalize_nfc(text) : text;
       ASSERT_EQ(tokenizer.decode(tokenizer.encode(text)), expected) << name << " trial " << trial;
     }
   }

@@ -14,6 +14,18 @@
 #include "text/output_parser.h"
 
 namespace llmesh {
+
+using text::ChatTemplate;
+using text::ChatTemplateOptions;
+using text::detect_tool_call_format;
+using text::OutputDelta;
+using text::OutputParser;
+using text::OutputParserOptions;
+using text::parse_tool_call_body;
+using text::tool_call_markers;
+using text::ToolCallFormat;
+using text::ToolCallMarkers;
+
 namespace {
 
 std::string source_dir() {

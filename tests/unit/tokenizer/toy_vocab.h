@@ -12,9 +12,9 @@ namespace llmesh::test {
 // ids 0..255: the single bytes (byte-level form, id = byte value); then merges
 // (rank order): "b c" -> bc, "a b" -> ab, "ab c" -> abc, "a a" -> aa, "Ġ a" -> Ġa;
 // then added tokens: <|x|> (special), <|x|>y (not special), <think> (not special).
-inline BpeVocab make_toy_vocab() {
-  BpeVocab vocab;
-  for (int b = 0; b < 256; ++b) vocab.tokens.push_back(byte_level::encode(std::string(1, static_cast<char>(b))));
+inline text::BpeVocab make_toy_vocab() {
+  text::BpeVocab vocab;
+  for (int b = 0; b < 256; ++b) vocab.tokens.push_back(text::byte_level::encode(std::string(1, static_cast<char>(b))));
   const std::pair<std::string, std::string> merges[] = {{"b", "c"}, {"a", "b"}, {"ab", "c"}, {"a", "a"}, {"Ġ", "a"}};
   for (const auto& [left, right] : merges) {
     vocab.merges.emplace_back(left, right);

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace llmesh::utf8 {
+namespace llmesh::text::utf8 {
 namespace {
 
 TEST(Utf8, DecodesWellFormedCharacters) {
@@ -70,4 +70,4 @@ TEST(Utf8, NormalizesToNfc) {
 }
 
 }  // namespace
-}  // namespace llmesh::utf8
+}  // namespace llmesh::text::utf8

@@ -16,8 +16,10 @@
 #include "core/tensor.h"
 
 namespace llmesh {
-
 class MappedFile;
+}  // namespace llmesh
+
+namespace llmesh::format {
 
 class SafetensorsFile {
  public:
@@ -44,4 +46,4 @@ class SafetensorsFile {
   std::unordered_map<std::string, std::string> metadata_;
 };
 
-}  // namespace llmesh
+}  // namespace llmesh::format

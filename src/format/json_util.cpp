@@ -1,5 +1,6 @@
-#include "model/json_util.h"
+#include "format/json_util.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -7,7 +8,7 @@
 
 #include "core/error.h"
 
-namespace llmesh::json_util {
+namespace llmesh::format::json_util {
 
 Json parse_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -106,4 +107,21 @@ std::string get_string(const Json& object, const char* key, const std::string& s
   return *v;
 }
 
-}  // namespace llmesh::json_util
+std::vector<int32_t> find_ids(const Json& object, const char* key, const std::string& source) {
+  std::vector<int32_t> ids;
+  const Json* value = member(object, key, source);
+  if (!value) return ids;
+  auto add = [&](const Json& v) {
+    const int64_t id = as_int(v, key, source);
+    check(id >= 0 && id <= INT32_MAX, "{}: {} {} is out of range", source, key, id);
+    if (std::find(ids.begin(), ids.end(), int32_t(id)) == ids.end()) ids.push_back(int32_t(id));
+  };
+  if (value->is_array()) {
+    for (const Json& v : *value) add(v);
+  } else {
+    add(*value);
+  }
+  return ids;
+}
+
+}  // namespace llmesh::format::json_util

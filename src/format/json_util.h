@@ -8,8 +8,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
-namespace llmesh::json_util {
+namespace llmesh::format::json_util {
 
 using Json = nlohmann::json;
 
@@ -35,4 +36,8 @@ float checked_float(double value, const std::string& what, const std::string& so
 // An integer value (not a member); Error naming `what` otherwise.
 int64_t as_int(const Json& value, const std::string& what, const std::string& source);
 
-}  // namespace llmesh::json_util
+// A member holding one token id or a list of them (HF's eos_token_id): each in [0, INT32_MAX],
+// in order, duplicates dropped; absent or null -> empty.
+std::vector<int32_t> find_ids(const Json& object, const char* key, const std::string& source);
+
+}  // namespace llmesh::format::json_util

@@ -1,13 +1,13 @@
-#include "model/safetensors.h"
+#include "format/safetensors.h"
 
 #include <algorithm>
 #include <cstring>
 
 #include "core/error.h"
 #include "core/mapped_file.h"
-#include "model/json_util.h"
+#include "format/json_util.h"
 
-namespace llmesh {
+namespace llmesh::format {
 
 namespace {
 
@@ -122,4 +122,4 @@ const Tensor* SafetensorsFile::find_tensor(const std::string& name) const {
   return it == index_.end() ? nullptr : &tensors_[it->second];
 }
 
-}  // namespace llmesh
+}  // namespace llmesh::format

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "core/error.h"
-#include "model/gguf.h"
+#include "format/gguf.h"
 
-namespace llmesh {
+namespace llmesh::format {
 
 namespace {
 
@@ -159,4 +159,4 @@ void check_block_scales(const std::vector<Tensor>& tensors, const std::string& s
   }
 }
 
-}  // namespace llmesh
+}  // namespace llmesh::format

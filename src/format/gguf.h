@@ -22,8 +22,10 @@
 #include "core/tensor.h"
 
 namespace llmesh {
-
 class MappedFile;
+}  // namespace llmesh
+
+namespace llmesh::format {
 
 enum class GgufValueType : uint32_t {
   U8 = 0,
@@ -135,4 +137,4 @@ class GgufFile {
   std::unordered_map<std::string, size_t> tensor_index_;
 };
 
-}  // namespace llmesh
+}  // namespace llmesh::format

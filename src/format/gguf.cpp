@@ -1,4 +1,4 @@
-#include "model/gguf.h"
+#include "format/gguf.h"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 #include "core/error.h"
 #include "core/mapped_file.h"
 
-namespace llmesh {
+namespace llmesh::format {
 
 const char* gguf_value_type_name(GgufValueType type) {
   switch (type) {
@@ -509,4 +509,4 @@ std::string GgufFile::value_to_string(const GgufValue& v) const {
   return out;
 }
 
-}  // namespace llmesh
+}  // namespace llmesh::format
