@@ -19,8 +19,11 @@ def free_port():
 class ServerProcess:
     def __init__(self, binary, model, threads, extra=(), ready_timeout_s=600):
         self.port = free_port()
-        cmd = [binary, "serve", "--model", model, "--host", "127.0.0.1", "--port", str(self.port),
-               "--threads", str(threads), *extra]
+        self.start([binary, "serve", "--model", model, "--host", "127.0.0.1", "--port", str(self.port),
+                    "--threads", str(threads), *extra], ready_timeout_s)
+
+    def start(self, cmd, ready_timeout_s):
+        """Runs cmd (which serves on self.port) until /health answers 200; sets model_name."""
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.time() + ready_timeout_s
         while time.time() < deadline:
@@ -31,10 +34,10 @@ class ServerProcess:
             except OSError:
                 pass
             if self.proc.poll() is not None:
-                raise RuntimeError("the server exited during startup")
+                raise RuntimeError(f"{cmd[0]} exited during startup")
             time.sleep(0.5)
         self.stop()
-        raise RuntimeError("server did not become ready")
+        raise RuntimeError(f"{cmd[0]} did not become ready")
 
     def get(self, path):
         c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)

@@ -19,7 +19,6 @@ import http.client
 import json
 import os
 import random
-import subprocess
 import sys
 import time
 
@@ -39,22 +38,8 @@ class LlamaServer(ServerProcess):
 
     def __init__(self, binary, model, threads, context, ready_timeout_s=600):
         self.port = free_port()
-        cmd = [binary, "-m", model, "--host", "127.0.0.1", "--port", str(self.port), "-t", str(threads),
-               "-c", str(context), "-np", "1"]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + ready_timeout_s
-        while time.time() < deadline:
-            try:
-                if self.get("/health")[0] == 200:
-                    self.model_name = "model"
-                    return
-            except OSError:
-                pass
-            if self.proc.poll() is not None:
-                raise RuntimeError("llama-server exited during startup")
-            time.sleep(0.5)
-        self.stop()
-        raise RuntimeError("llama-server did not become ready")
+        self.start([binary, "-m", model, "--host", "127.0.0.1", "--port", str(self.port), "-t", str(threads),
+                    "-c", str(context), "-np", "1"], ready_timeout_s)
 
 
 def first_token_latency(server, messages):

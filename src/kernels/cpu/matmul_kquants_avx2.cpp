@@ -26,6 +26,7 @@
 
 #include "core/error.h"
 #include "kernels/cpu/avx2_ops.h"
+#include "kernels/cpu/kquant_row_tiles.h"
 #include "kernels/cpu/avx2_target.h"
 
 LLMESH_AVX2_BEGIN
@@ -258,7 +259,7 @@ DotFn dot_for(DType dtype) {
 bool has_kquant_matmul(DType dtype) { return dot_for<1>(dtype) != nullptr; }
 
 void matmul_kquants(const Tensor& w, const float* x, float* y, int64_t num_tokens, ThreadPool& pool) {
-  const int64_t num_out = w.shape[0], num_in = w.shape[1];
+  const int64_t num_in = w.shape[1];
   check(num_in % kQKK == 0, "matmul: {} inputs of {} is not a multiple of {}", num_in, w.name, kQKK);
   const DotFn dots[kMaxTokens] = {dot_for<1>(w.dtype), dot_for<2>(w.dtype), dot_for<3>(w.dtype), dot_for<4>(w.dtype)};
   check(dots[0] != nullptr, "matmul_kquants: {} weights", dtype_name(w.dtype));
@@ -270,21 +271,7 @@ void matmul_kquants(const Tensor& w, const float* x, float* y, int64_t num_token
   for (int64_t i = 0; i < num_tokens * num_blocks; ++i) quantize_q8_k(x + i * kQKK, &xq[size_t(i)]);
   const BlockQ8_K* xq_all = xq.data();  // workers see their own thread_local xq: pass the caller's
 
-  pool.parallel_for(num_out, kRowTile, [&](int64_t row_begin, int64_t row_end) {
-    for (int64_t tile = row_begin; tile < row_end; tile += kRowTile) {
-      const int64_t tile_end = std::min(row_end, tile + kRowTile);
-      for (int64_t t = 0; t < num_tokens; t += kMaxTokens) {
-        const int n = int(std::min<int64_t>(kMaxTokens, num_tokens - t));
-        const BlockQ8_K* xs[kMaxTokens];
-        for (int i = 0; i < n; ++i) xs[i] = xq_all + (t + i) * num_blocks;
-        float out[kMaxTokens];
-        for (int64_t o = tile; o < tile_end; ++o) {
-          dots[n - 1](static_cast<const uint8_t*>(w.row(o)), xs, num_blocks, out);
-          for (int i = 0; i < n; ++i) y[(t + i) * num_out + o] = out[i];
-        }
-      }
-    }
-  });
+  cpu::dot_row_tiles(w, xq_all, num_blocks, num_tokens, dots, kRowTile, y, pool);
 }
 
 }  // namespace llmesh::kernels::avx2
