@@ -19,6 +19,11 @@ void matmul(const Tensor& w, const float* x, float* y, int64_t num_tokens, Threa
 bool matmul_quantizes_activations(DType dtype, int64_t num_tokens);
 // The int8 path itself (Q8_0/Q4_0 weights, any num_tokens; in must be a multiple of 32).
 void matmul_int8(const Tensor& w, const float* x, float* y, int64_t num_tokens, ThreadPool& pool);
+// Whether matmul_int8_gemm handles this dtype: Q4_K, Q5_K, Q6_K.
+bool has_int8_gemm(DType dtype);
+// Prefill (many tokens): 8-row panels unpacked to unsigned bytes against x in int8 blocks
+// (matmul_int8_gemm_avx2.cpp); the same result contract as matmul_int8 / matmul_kquants.
+void matmul_int8_gemm(const Tensor& w, const float* x, float* y, int64_t num_tokens, ThreadPool& pool);
 // Whether matmul_kquants handles this dtype: Q4_K, Q5_K, Q6_K, IQ4_XS.
 bool has_kquant_matmul(DType dtype);
 // Weights in 256-value super-blocks against x quantized to Q8_K (matmul_kquants_avx2.cpp): the

@@ -2,6 +2,9 @@
 //
 //  * Q8_0/Q4_0 weights, any token count: x quantized to int8, integer dot products
 //    (matmul_int8_avx2.cpp): row-streaming tiles for few tokens, packed panels for many.
+//  * Q4_K/Q5_K/Q6_K/IQ4_XS, few tokens: integer dots against x in Q8_K (matmul_kquants_avx2.cpp);
+//    Q4_K/Q5_K/Q6_K from kInt8GemmMinTokens: the int8 GEMM (matmul_int8_gemm_avx2.cpp). Other
+//    block types: rows dequantized once, then the f32 paths.
 //  * F32/F16/BF16 weights, few tokens (< kPrefillMinTokens): memory-bound. Each
 //    weight row is streamed from memory once; R rows are converted to f32 in
 //    registers per 8-value step and dotted with up to 4 tokens at a time (x stays
@@ -370,6 +373,10 @@ void prefill_matmul(const Tensor& w, const float* x_in, float* y, int64_t num_to
 // Below this many tokens, streaming rows (dot tiles, weights converted once per 4 tokens) beats
 // packing panels (measured: see the header).
 constexpr int64_t kPrefillMinTokens = 96;
+// From this many tokens the K-quant int8 GEMM (panels unpacked once per 8 rows) beats the
+// super-block dot kernel, which re-unpacks every weight per 4 tokens. (Q4_0 keeps the int8 panels
+// of matmul_int8_avx2.cpp: 195 against the GEMM's 168 GFLOP/s at 128 tokens, 146 against 94 at 16.)
+constexpr int64_t kInt8GemmMinTokens = 16;
 
 template <DType D>
 void float_matmul(const Tensor& w, const float* x, float* y, int64_t num_tokens, ThreadPool& pool) {
@@ -416,7 +423,8 @@ void dequantizing_matmul(const Tensor& w, const float* x, float* y, int64_t num_
 // (numbers in the header).
 // So do the super-block types with a kernel of their own (to Q8_K: blocks of 256).
 bool matmul_quantizes_activations(DType dtype, int64_t num_tokens) {
-  return dtype == DType::Q8_0 || dtype == DType::Q4_0 || (has_kquant_matmul(dtype) && num_tokens < kPrefillMinTokens);
+  return dtype == DType::Q8_0 || dtype == DType::Q4_0 || has_int8_gemm(dtype) ||
+         (has_kquant_matmul(dtype) && num_tokens < kPrefillMinTokens);
 }
 
 void matmul(const Tensor& w, const float* x, float* y, int64_t num_tokens, ThreadPool& pool) {
@@ -434,6 +442,7 @@ void matmul(const Tensor& w, const float* x, float* y, int64_t num_tokens, Threa
       // Many tokens: f32 panels dequantized once per call beat the K-quant integer kernel, whose
       // 4-token groups re-unpack every super-block (qwen3-0.6B Q4_K, 512 tokens, 2 threads: 35
       // tok/s through matmul_kquants).
+      if (has_int8_gemm(w.dtype) && num_tokens >= kInt8GemmMinTokens) return matmul_int8_gemm(w, x, y, num_tokens, pool);
       if (num_tokens >= kPrefillMinTokens) return prefill_matmul<kAnyBlockType>(w, x, y, num_tokens, pool);
       if (has_kquant_matmul(w.dtype)) return matmul_kquants(w, x, y, num_tokens, pool);
       return dequantizing_matmul(w, x, y, num_tokens, pool);

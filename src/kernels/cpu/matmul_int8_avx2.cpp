@@ -33,9 +33,8 @@
 //   fma()             acc + the block's dot product with one XBlock, as 8 f32 partial sums;
 // and its case in matmul_int8() and matmul_quantizes_activations() (matmul_avx2.cpp): the
 // row/token tiling, threading and prefetching are shared by every block type. For many
-// tokens, a K-quant's 32-value sub-blocks (a scale each, and a min that is subtracted
-// like Q4_0's offset, scaled by the sub-block's sum of x) fit the panel layout: give
-// unpack_block() and the tile's per-block epilogue that case.
+// tokens, the K-quants have a GEMM of their own (matmul_int8_gemm_avx2.cpp: a scale and a
+// min per sub-block, the min scaled by the sub-block's sum of x).
 #include <immintrin.h>
 
 #include <algorithm>
