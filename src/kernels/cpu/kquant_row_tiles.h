@@ -1,10 +1,14 @@
 // The ISA-independent part of the super-block matmuls (matmul_kquants_avx2.cpp,
-// matmul_kquants_avx512.cpp): rows split over the pool in tiles, and a thread walks its tile
-// once per group of up to kMaxTokens tokens, so the rows stay in L1/L2 while x streams.
+// matmul_kquants_avx512.cpp): x quantized once per call, rows split over the pool in tiles, and a
+// thread walks its tile once per group of up to kMaxTokens tokens, so the rows stay in L1/L2
+// while x streams.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
+
+#include "core/error.h"
 
 #include "core/thread_pool.h"
 #include "kernels/ops.h"
@@ -32,6 +36,23 @@ void dot_row_tiles(const Tensor& w, const XBlock* xq, int64_t num_blocks, int64_
       }
     }
   });
+}
+
+// y = w x for weights in 256-value super-blocks: quantize(x256, XBlock*) quantizes each 256 values
+// of x (once per call, for every thread), dots as in dot_row_tiles; dots[0] null: not a type the
+// family handles.
+template <class XBlock, int kMaxTokens, class DotFn, class Quantize>
+void superblock_matmul(const Tensor& w, const float* x, float* y, int64_t num_tokens, const DotFn (&dots)[kMaxTokens],
+                       int64_t row_tile, Quantize quantize, ThreadPool& pool) {
+  const int64_t num_in = w.shape[1];
+  check(num_in % kQKK == 0, "matmul: {} inputs of {} is not a multiple of {}", num_in, w.name, kQKK);
+  check(dots[0] != nullptr, "matmul_kquants: {} weights", dtype_name(w.dtype));
+  const int64_t num_blocks = num_in / kQKK;
+  thread_local std::vector<XBlock> xq;  // [num_tokens][num_blocks]
+  xq.resize(size_t(num_tokens * num_blocks));
+  for (int64_t i = 0; i < num_tokens * num_blocks; ++i) quantize(x + i * kQKK, &xq[size_t(i)]);
+  // Workers see their own thread_local xq: pass the caller's.
+  dot_row_tiles(w, static_cast<const XBlock*>(xq.data()), num_blocks, num_tokens, dots, row_tile, y, pool);
 }
 
 }  // namespace llmesh::kernels::cpu

@@ -290,20 +290,10 @@ DotFn dot_for(DType dtype) {
 bool has_kquant_matmul(DType dtype) { return dot_for<1>(dtype) != nullptr; }
 
 void matmul_kquants(const Tensor& w, const float* x, float* y, int64_t num_tokens, ThreadPool& pool) {
-  const int64_t num_in = w.shape[1];
-  check(num_in % kQKK == 0, "matmul: {} inputs of {} is not a multiple of {}", num_in, w.name, kQKK);
   const DotFn dots[kMaxTokens] = {dot_for<1>(w.dtype), dot_for<2>(w.dtype), dot_for<3>(w.dtype), dot_for<4>(w.dtype)};
-  check(dots[0] != nullptr, "matmul_kquants: {} weights", dtype_name(w.dtype));
-  const int64_t num_blocks = num_in / kQKK;
-
-  // x quantized once for every thread: [num_tokens][num_blocks].
-  thread_local std::vector<XBlock> xq;
-  xq.resize(size_t(num_tokens * num_blocks));
   const XOrder order = x_order_for(w.dtype);
-  for (int64_t i = 0; i < num_tokens * num_blocks; ++i) quantize_x(x + i * kQKK, &xq[size_t(i)], order);
-  const XBlock* xq_all = xq.data();  // workers see their own thread_local xq: pass the caller's
-
-  cpu::dot_row_tiles(w, xq_all, num_blocks, num_tokens, dots, kRowTile, y, pool);
+  cpu::superblock_matmul<XBlock>(w, x, y, num_tokens, dots, kRowTile,
+                                 [order](const float* x256, XBlock* out) { quantize_x(x256, out, order); }, pool);
 }
 
 }  // namespace llmesh::kernels::avx512
