@@ -83,6 +83,19 @@ struct BlockQ4_K {
 };
 static_assert(sizeof(BlockQ4_K) == 144);
 
+// Q4_K / Q5_K: scale and min of sub-block j (6 bits each). Pairs 0-3 are the low 6 bits of
+// bytes 0-3 (scale) and 4-7 (min); pairs 4-7 take their low 4 bits from the nibbles of bytes
+// 8-11 and their high 2 bits from the top bits of bytes 0-3 (scale) and 4-7 (min).
+inline void k4_scale_min(const uint8_t* scales, int j, int* scale, int* min) {
+  if (j < 4) {
+    *scale = scales[j] & 63;
+    *min = scales[j + 4] & 63;
+  } else {
+    *scale = (scales[j + 4] & 0x0f) | ((scales[j - 4] >> 6) << 4);
+    *min = (scales[j + 4] >> 4) | ((scales[j] >> 6) << 4);
+  }
+}
+
 // as Q4_K plus a fifth bit: qh bit 2c (low nibble) / 2c + 1 (high) of byte l, chunk c
 struct BlockQ5_K {
   uint16_t d, dmin;

@@ -58,16 +58,6 @@ struct Unpack<DType::Q4_0> {
   }
 };
 
-// Q4_K / Q5_K scale and min of sub-block j (6 bits each, packed in 12 bytes).
-inline void scale_min_k4(const uint8_t* s, int j, int* scale, int* min) {
-  if (j < 4) {
-    *scale = s[j] & 63, *min = s[j + 4] & 63;
-  } else {
-    *scale = (s[j + 4] & 0x0f) | ((s[j - 4] >> 6) << 4);
-    *min = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
-  }
-}
-
 template <DType D>
 struct UnpackQ45K {
   static constexpr int kBlock = 32, kUnitBlocks = 8;
@@ -84,7 +74,7 @@ struct UnpackQ45K {
       }
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(q[j]), v);
       int sc, m;
-      scale_min_k4(blk.scales, j, &sc, &m);
+      k4_scale_min(blk.scales, j, &sc, &m);
       scale[j] = d * float(sc), min[j] = dmin * float(m);
     }
   }

@@ -18,7 +18,6 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -218,79 +217,8 @@ constexpr int64_t kKBlock = 256;   // inputs per panel: 32 KiB of f32, stays in 
 // Row stride of the dequantized-rows scratch: padded so 16 rows are not 1 KiB apart (L1 set aliasing).
 constexpr int64_t kRowsStride = kKBlock + 16;
 
-// ---- K-quant super-blocks to f32 (256 values), for the panels ----------------
-
-// 16 unsigned 8-bit quants as f32 times scale plus offset.
-inline void store16(float* dst, __m128i q, float scale, float offset) {
-  _mm512_storeu_ps(dst, _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(q)), _mm512_set1_ps(scale),
-                                        _mm512_set1_ps(offset)));
-}
-
-// Q4_K / Q5_K: value 64 c + 32 h + l is nibble h of qs[32 c + l] (+ 16 if bit 2 c + h of qh[l],
-// Q5_K), times d * scale_j minus dmin * min_j, j = 2 c + h.
-template <DType D>
-void dequantize_q45_k(const uint8_t* src, float* dst) {
-  using Block = std::conditional_t<D == DType::Q4_K, BlockQ4_K, BlockQ5_K>;
-  const Block& b = *reinterpret_cast<const Block*>(src);
-  const float d = _cvtsh_ss(b.d), dmin = _cvtsh_ss(b.dmin);
-  const __m256i low4 = _mm256_set1_epi8(0x0f);
-  for (int j = 0; j < 8; ++j) {
-    const int c = j / 2, h = j % 2;
-    int scale, min;
-    if (j < 4) {
-      scale = b.scales[j] & 63, min = b.scales[j + 4] & 63;
-    } else {
-      scale = (b.scales[j + 4] & 0x0f) | ((b.scales[j - 4] >> 6) << 4);
-      min = (b.scales[j + 4] >> 4) | ((b.scales[j] >> 6) << 4);
-    }
-    const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * c));
-    __m256i q = _mm256_and_si256(h ? _mm256_srli_epi16(bytes, 4) : bytes, low4);
-    if constexpr (D == DType::Q5_K) {
-      const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh));
-      const __mmask32 high = _mm256_test_epi8_mask(qh, _mm256_set1_epi8(char(1 << j)));
-      q = _mm256_mask_add_epi8(q, high, q, _mm256_set1_epi8(16));
-    }
-    const float sc = d * float(scale), offset = -(dmin * float(min));
-    store16(dst + 32 * j, _mm256_castsi256_si128(q), sc, offset);
-    store16(dst + 32 * j + 16, _mm256_extracti128_si256(q, 1), sc, offset);
-  }
-}
-
-// Q6_K: value 128 h + 32 k + l is nibble k / 2 of ql[64 h + 32 (k % 2) + l] with bits 2k, 2k + 1
-// of qh[32 h + l] on top, minus 32, times d * scale[value / 16].
-void dequantize_q6_k(const uint8_t* src, float* dst) {
-  const BlockQ6_K& b = *reinterpret_cast<const BlockQ6_K*>(src);
-  const float d = _cvtsh_ss(b.d);
-  const __m256i low4 = _mm256_set1_epi8(0x0f), low2 = _mm256_set1_epi8(0x03);
-  for (int half = 0; half < 2; ++half) {
-    const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh + 32 * half));
-    for (int k = 0; k < 4; ++k) {
-      const __m256i ql = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.ql + 64 * half + 32 * (k % 2)));
-      const __m256i low = _mm256_and_si256(k < 2 ? ql : _mm256_srli_epi16(ql, 4), low4);
-      const __m256i high = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), low2);
-      const __m256i q = _mm256_or_si256(low, _mm256_slli_epi16(high, 4));
-      const int i = 128 * half + 32 * k;
-      store16(dst + i, _mm256_castsi256_si128(q), d * float(b.scales[i / 16]), -32.0f * d * float(b.scales[i / 16]));
-      store16(dst + i + 16, _mm256_extracti128_si256(q, 1), d * float(b.scales[i / 16 + 1]),
-              -32.0f * d * float(b.scales[i / 16 + 1]));
-    }
-  }
-}
-
-// k_len values of a row from value offset k_begin (whole blocks), any block type.
-void dequantize_row_chunk(DType dtype, const uint8_t* row, int64_t k_begin, int64_t k_len, float* dst) {
-  const uint8_t* src = row + dtype_row_bytes(dtype, k_begin);
-  void (*super_block)(const uint8_t*, float*) = dtype == DType::Q4_K   ? dequantize_q45_k<DType::Q4_K>
-                                                : dtype == DType::Q5_K ? dequantize_q45_k<DType::Q5_K>
-                                                : dtype == DType::Q6_K ? dequantize_q6_k
-                                                                       : nullptr;
-  if (super_block == nullptr) return ref::dequantize_row(dtype, src, dst, k_len);
-  const size_t block_bytes = dtype_block_bytes(dtype);
-  for (int64_t k = 0; k < k_len; k += kQKK) super_block(src + size_t(k / kQKK) * block_bytes, dst + k);
-}
-
-// D = kAnyBlockType packs any other block-quantized w.dtype (K-quants, IQ4_*, MXFP4, ...) through
-// its scalar dequantizer: kKBlock is a multiple of every block size, so a chunk is whole blocks.
+// D = kAnyBlockType packs the block types without an int8 GEMM (Q4_1, Q5_*, Q2_K, Q3_K, IQ4_NL,
+// MXFP4, ...) through their scalar dequantizers: kKBlock is a multiple of every block size, so a chunk is whole blocks.
 constexpr DType kAnyBlockType = DType::Q4_K;
 
 // panel[k][r] = w[row_begin + r][k_begin + k] as f32, for k < k_len rounded up to 16, r < 32
@@ -308,7 +236,7 @@ void pack_panel(const Tensor& w, int64_t row_begin, int64_t num_rows, int64_t k_
     }
     const uint8_t* row = w.row(row_begin + r);
     if constexpr (D == kAnyBlockType) {
-      dequantize_row_chunk(w.dtype, row, k_begin, k_len, dst);
+      ref::dequantize_row(w.dtype, row + dtype_row_bytes(w.dtype, k_begin), dst, k_len);
     } else {
       using Loader = WeightLoader<D>;
       int64_t k = 0;

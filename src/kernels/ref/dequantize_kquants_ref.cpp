@@ -11,19 +11,6 @@ namespace llmesh::kernels::ref {
 
 namespace {
 
-// Q4_K / Q5_K: 8 (scale, min) pairs of 6 bits in 12 bytes. Pairs 0-3 are the low 6 bits of
-// bytes 0-3 (scale) and 4-7 (min); pairs 4-7 take their low 4 bits from the nibbles of bytes
-// 8-11 and their high 2 bits from the top bits of bytes 0-3 (scale) and 4-7 (min).
-void scale_min_k4(const uint8_t* scales, int j, int* scale, int* min) {
-  if (j < 4) {
-    *scale = scales[j] & 63;
-    *min = scales[j + 4] & 63;
-  } else {
-    *scale = (scales[j + 4] & 0x0f) | ((scales[j - 4] >> 6) << 4);
-    *min = (scales[j + 4] >> 4) | ((scales[j] >> 6) << 4);
-  }
-}
-
 // Q3_K: 16 6-bit scales in 12 bytes: low 4 bits are the nibbles of bytes 0-7 (low nibbles
 // for scales 0-7, high for 8-15), high 2 bits are bit pair i/4 of byte 8 + i%4.
 int scale_q3_k(const uint8_t* scales, int i) {
@@ -70,7 +57,7 @@ void dequantize_q4_k(const BlockQ4_K* blocks, float* dst, int64_t num_blocks) {
       const uint8_t byte = blk.qs[32 * chunk + l];
       const int q = upper ? byte >> 4 : byte & 0x0f;
       int scale, min;
-      scale_min_k4(blk.scales, i / 32, &scale, &min);
+      k4_scale_min(blk.scales, i / 32, &scale, &min);
       out[i] = d * float(scale) * float(q) - dmin * float(min);
     }
   }
@@ -87,7 +74,7 @@ void dequantize_q5_k(const BlockQ5_K* blocks, float* dst, int64_t num_blocks) {
       const int high = (blk.qh[l] >> (2 * chunk + upper)) & 1;
       const int q = (upper ? byte >> 4 : byte & 0x0f) | (high << 4);
       int scale, min;
-      scale_min_k4(blk.scales, i / 32, &scale, &min);
+      k4_scale_min(blk.scales, i / 32, &scale, &min);
       out[i] = d * float(scale) * float(q) - dmin * float(min);
     }
   }
