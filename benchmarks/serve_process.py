@@ -51,10 +51,10 @@ class ServerProcess:
         r = c.getresponse()
         return r.status, r.read()
 
-    def stop(self):
+    def stop(self, timeout_s=10):
         self.proc.terminate()
         try:
-            self.proc.wait(10)
+            self.proc.wait(timeout_s)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()

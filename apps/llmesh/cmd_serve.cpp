@@ -9,6 +9,7 @@
 #include "api/server.h"
 #include "apps/llmesh/commands.h"
 #include "core/error.h"
+#include "core/host_memory.h"
 #include "core/log.h"
 #include "core/thread_pool.h"
 #include "engine/engine.h"
@@ -26,6 +27,9 @@ struct ServeOptions {
   api::ServerOptions server;
   engine::EngineOptions engine;
   double kv_cache_mem_gib = 0.0;
+  double kv_host_gib = -1.0;  // < 0: a quarter of the RAM left after weights and pool
+  std::string kv_disk_dir;
+  double kv_disk_gib = 0.0;   // 0: half the free disk space, at most 64 GiB
   double max_body_mib = 16.0;
   int threads = 0;
   bool no_prefix_cache = false;
@@ -40,6 +44,42 @@ std::string default_model_name(const std::string& path) {
 }
 
 double gib(double bytes) { return bytes / double(1ull << 30); }
+
+// The tiers' budgets: explicit ones as given, defaults from what this machine has left.
+kv::KvTierOptions tier_options(const ServeOptions& o, int64_t pool_bytes) {
+  kv::KvTierOptions t;
+  if (o.kv_host_gib >= 0) {
+    t.host_bytes = int64_t(o.kv_host_gib * double(1ull << 30));
+  } else {
+    const int64_t left = int64_t(available_memory_bytes()) - pool_bytes;
+    t.host_bytes = std::max<int64_t>(0, left / 4);
+  }
+  if (!o.kv_disk_dir.empty()) {
+    t.disk_dir = o.kv_disk_dir;
+    t.disk_bytes = o.kv_disk_gib > 0 ? int64_t(o.kv_disk_gib * double(1ull << 30))
+                                     : std::min<int64_t>(int64_t(free_disk_bytes(o.kv_disk_dir) / 2), int64_t(64) << 30);
+  }
+  return t;
+}
+
+void print_tiers(const engine::EngineStats& s, const ServeOptions& o) {
+  const kv::KvTierStats& t = s.tiers;
+  std::printf("  KV host tier: %.3f GiB%s", gib(double(t.host.budget_bytes)),
+              t.host.budget_bytes > 0 ? " (evicted blocks wait here for their session's next turn)" : " (off)");
+  if (o.kv_disk_dir.empty()) {
+    std::printf("; disk tier off (--kv-disk-dir DIR keeps sessions across restarts)\n");
+  } else if (!t.has_disk) {
+    std::printf("; disk tier off: %s is not usable (see the warning above)\n", o.kv_disk_dir.c_str());
+  } else {
+    const kv::DiskRecovery& r = t.disk_recovery;
+    std::printf("\n  KV disk tier: %s, %.3f GiB; recovered %lld blocks (%.3f GiB) in %.2f s", t.disk_dir.c_str(),
+                gib(double(t.disk.budget_bytes)), (long long)r.blocks, gib(double(r.bytes)), r.seconds);
+    if (r.truncated + r.corrupt + r.foreign + r.evicted > 0)
+      std::printf("; skipped %lld truncated, %lld corrupt, %lld of another model; %lld over the budget deleted",
+                  (long long)r.truncated, (long long)r.corrupt, (long long)r.foreign, (long long)r.evicted);
+    std::printf("\n");
+  }
+}
 
 // The server runs until SIGINT/SIGTERM.
 api::ApiServer* g_server = nullptr;
@@ -76,6 +116,10 @@ void run_serve(ServeOptions o) {
     }
     if (o.engine.kv_cache_tokens <= 0 && o.server.context_tokens > 0) o.engine.kv_cache_tokens = o.server.context_tokens;
     o.engine.context_tokens = o.server.context_tokens;
+    const int64_t pool_tokens = o.engine.kv_cache_tokens > 0 ? o.engine.kv_cache_tokens
+                                : o.server.context_tokens > 0 ? std::min(o.server.context_tokens, config.max_position)
+                                                              : config.max_position;
+    if (!o.no_prefix_cache) o.engine.kv_tiers = tier_options(o, pool_tokens * shape.bytes_per_token());
     engine = runtime::make_engine(*model, o.engine);
     const int64_t kv_tokens = engine->kv_cache_tokens();
     std::printf("llmesh serve: model %s (%s, %s)\n", o.model_path.c_str(), model->files.format.c_str(),
@@ -88,6 +132,7 @@ void run_serve(ServeOptions o) {
     std::printf("  prefix cache %s; weights identity %s, cache namespace %016llx\n",
                 o.engine.enable_prefix_cache ? "on" : "off", model->identity.c_str(),
                 (unsigned long long)engine->cache_namespace());
+    if (o.engine.enable_prefix_cache) print_tiers(engine->stats(), o);
     const int64_t context = engine->context_tokens();
     std::printf("  context %lld tokens; up to %lld running requests, %lld batched tokens per step; %d threads, %s CPU kernels\n",
                 (long long)context, (long long)o.engine.max_running_requests,
@@ -138,7 +183,18 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--block-size", options->engine.block_size, "Tokens per KV block")->capture_default_str()
       ->check(CLI::PositiveNumber);
   add_kv_cache_dtype_option(cmd, &options->engine.kv_dtype);
-  cmd->add_flag("--no-prefix-cache", options->no_prefix_cache, "Disable automatic prefix caching");
+  cmd->add_flag("--no-prefix-cache", options->no_prefix_cache, "Disable automatic prefix caching (and the KV tiers)");
+  cmd->add_option("--kv-host-gib", options->kv_host_gib,
+                  "Host-RAM tier for KV blocks evicted from the pool, GiB; a later turn loads them back instead of "
+                  "recomputing (default: a quarter of the RAM left after weights and pool; 0: off)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--kv-disk-dir", options->kv_disk_dir,
+                  "Disk tier for KV blocks, e.g. ~/.cache/llmesh/kv: every cached block is also written here, so "
+                  "sessions survive evictions and restarts (default: off)");
+  cmd->add_option("--kv-disk-gib", options->kv_disk_gib,
+                  "Disk tier budget, GiB; least recently used blocks are deleted beyond it "
+                  "(default: half the free space, at most 64)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--api-key", options->server.api_key,
                   "Require 'Authorization: Bearer KEY' or 'x-api-key: KEY' (all endpoints but /health)");
   cmd->add_option("--threads,-t", options->threads, "Compute threads (default: one per core)");

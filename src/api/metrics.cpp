@@ -1,5 +1,7 @@
 #include "api/metrics.h"
 
+#include "api/cache_view.h"
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -96,6 +98,7 @@ std::string ServerMetrics::render(const engine::EngineStats& s, const std::strin
   gauge(out, "llmesh:kv_cache_evicted_blocks_total",
         "Cached KV blocks evicted to make room (the cache-avalanche indicator).", labels,
         double(s.num_evicted_blocks), "counter");
+  render_tier_metrics(out, s, labels);
   {
     std::lock_guard<std::mutex> lock(mu_);
     out += "# HELP llmesh:request_success_total Requests finished, by outcome.\n"

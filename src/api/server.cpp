@@ -5,6 +5,7 @@
 #include "api/anthropic_error.h"
 #include "api/anthropic_messages.h"
 #include "api/api_error.h"
+#include "api/cache_view.h"
 #include "api/generation_pipeline.h"
 #include "api/openai_chat.h"
 #include "api/openai_completions.h"
@@ -191,9 +192,16 @@ struct ApiServer::Impl {
       const bool add_generation_prompt = body.value("add_generation_prompt", true);
       send_json(res, {{"prompt", render_prompt(ctx, to_generation_request(request, req.body), add_generation_prompt)}});
     }));
-    http.Post("/flush_cache", guarded([this](const httplib::Request&, httplib::Response& res) {
-      const int64_t num_dropped = ctx.engine->flush_cache();
+    // ?tiers=true also empties the host and disk tiers (the pool alone by default).
+    http.Post("/flush_cache", guarded([this](const httplib::Request& req, httplib::Response& res) {
+      const std::string tiers = req.get_param_value("tiers");
+      if (!tiers.empty() && tiers != "true" && tiers != "false" && tiers != "1" && tiers != "0")
+        fail_param("tiers", "tiers must be true or false (got '{}')", tiers);
+      const int64_t num_dropped = ctx.engine->flush_cache(tiers == "true" || tiers == "1");
       send_json(res, {{"status", "ok"}, {"num_blocks_dropped", num_dropped}});
+    }));
+    http.Get("/v1/cache", guarded([this](const httplib::Request&, httplib::Response& res) {
+      send_json(res, cache_view_json(ctx.engine->stats()));
     }));
     http.Get("/metrics", guarded([this](const httplib::Request&, httplib::Response& res) {
       res.set_content(ctx.metrics.render(ctx.engine->stats(), ctx.options.served_model_name),

@@ -7,9 +7,9 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 
 #include "core/error.h"
+#include "core/host_memory.h"
 #include "core/log.h"
 #include "core/progress.h"
 
@@ -21,18 +21,6 @@ constexpr size_t kHugePage = size_t(2) << 20;
 constexpr size_t kChunk = size_t(64) << 20;
 
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
-
-// MemAvailable from /proc/meminfo in bytes (0 when unknown).
-size_t available_memory_bytes() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  size_t kib = 0;
-  std::string unit;
-  while (in >> key >> kib >> unit) {
-    if (key == "MemAvailable:") return kib * 1024;
-  }
-  return 0;
-}
 
 }  // namespace
 

@@ -58,6 +58,13 @@ class Engine::Impl {
                                         kv_.num_blocks(), options.kv_dtype},
                        model::StepShape{options.max_batched_tokens, options.max_running_requests});
     for (kv::KvCacheListener* l : options.kv_listeners) kv_.add_listener(l);
+    if (options.kv_tiers.enabled() && options.enable_prefix_cache) {
+      const kv::BlockFileLayout layout{kv_.config().cache_namespace, uint32_t(options.block_size),
+                                       uint64_t(executor_->bytes_per_block())};
+      tiers_ = std::make_unique<kv::KvTiers>(options.kv_tiers, *executor_, layout);
+      kv_.add_listener(tiers_.get());
+      kv_.set_lower_tier(tiers_.get());
+    }
     publish_stats();
     thread_ = std::thread([this] { loop(); });
   }
@@ -101,12 +108,12 @@ class Engine::Impl {
     return s;
   }
 
-  int64_t flush_cache() {
+  int64_t flush_cache(bool tiers) {
     std::promise<int64_t> done;
     auto result = done.get_future();
     {
       std::lock_guard lock(mu_);
-      flush_requests_.push_back(&done);
+      flush_requests_.push_back({tiers, &done});
     }
     cv_.notify_all();
     return result.get();
@@ -120,7 +127,7 @@ class Engine::Impl {
   void loop() {
     while (true) {
       std::vector<std::unique_ptr<Sequence>> arrived;
-      std::vector<std::promise<int64_t>*> flushes;
+      std::vector<FlushRequest> flushes;
       {
         std::unique_lock lock(mu_);
         cv_.wait(lock, [&] { return stop_ || !incoming_.empty() || !flush_requests_.empty() || scheduler_.has_work(); });
@@ -128,7 +135,8 @@ class Engine::Impl {
         arrived.swap(incoming_);
         flushes.swap(flush_requests_);
       }
-      for (auto* f : flushes) f->set_value(kv_.flush());
+      for (const FlushRequest& f : flushes)
+        f.done->set_value(kv_.flush() + (f.tiers && tiers_ ? tiers_->clear() : 0));
       for (auto& seq : arrived) scheduler_.add(std::move(seq));
       drop_cancelled();
       try {
@@ -254,6 +262,10 @@ class Engine::Impl {
     stats_.num_blocks_used = kv_.num_blocks() - kv_.num_free_blocks();
     stats_.num_blocks_cached = kv_.num_cached_blocks();
     stats_.num_evicted_blocks = kv_.num_evictions();
+    stats_.num_promoted_blocks = kv_.block_counters().promoted_blocks;
+    stats_.num_failed_promotions = kv_.block_counters().failed_promotions;
+    stats_.has_tiers = tiers_ != nullptr;
+    if (tiers_) stats_.tiers = tiers_->stats();
     stats_.prefix_queried_tokens = scheduler_.counters().prefix_queried_tokens;
     stats_.prefix_hit_tokens = scheduler_.counters().prefix_hit_tokens;
     stats_.num_preemptions = scheduler_.counters().num_preemptions;
@@ -267,6 +279,7 @@ class Engine::Impl {
   EngineOptions options_;
   int64_t context_tokens_;
   kv::KvCacheManager kv_;
+  std::unique_ptr<kv::KvTiers> tiers_;  // below the pool; reads and writes executor_'s blocks
   Scheduler scheduler_;
   TokenSelector selector_;
   model::StepInput step_;
@@ -276,7 +289,11 @@ class Engine::Impl {
   mutable std::mutex mu_;  // guards everything below
   std::condition_variable cv_;
   std::vector<std::unique_ptr<Sequence>> incoming_;
-  std::vector<std::promise<int64_t>*> flush_requests_;
+  struct FlushRequest {
+    bool tiers;
+    std::promise<int64_t>* done;
+  };
+  std::vector<FlushRequest> flush_requests_;
   EngineStats stats_;
   uint64_t next_arrival_ = 0;
   bool stop_ = false;
@@ -288,7 +305,7 @@ Engine::Engine(std::unique_ptr<Executor> executor, const EngineOptions& options)
 Engine::~Engine() = default;
 std::shared_ptr<RequestHandle> Engine::submit(Request request) { return impl_->submit(std::move(request)); }
 EngineStats Engine::stats() const { return impl_->stats(); }
-int64_t Engine::flush_cache() { return impl_->flush_cache(); }
+int64_t Engine::flush_cache(bool tiers) { return impl_->flush_cache(tiers); }
 int64_t Engine::kv_cache_tokens() const { return impl_->kv_cache_tokens(); }
 int64_t Engine::context_tokens() const { return impl_->context_tokens(); }
 kv::BlockHash Engine::cache_namespace() const { return impl_->cache_namespace(); }

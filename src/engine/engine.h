@@ -25,6 +25,7 @@
 #include "engine/request.h"
 #include "engine/request_handle.h"
 #include "kv/kv_cache_manager.h"
+#include "kv/kv_tiers.h"
 
 namespace llmesh::engine {
 
@@ -43,6 +44,8 @@ struct EngineOptions {
   std::string model_identity;
   // Told of every eviction and cache change, on the engine thread (not owned).
   std::vector<kv::KvCacheListener*> kv_listeners;
+  // Host RAM and disk tiers below the pool (off by default; needs the prefix cache).
+  kv::KvTierOptions kv_tiers;
 };
 
 // Thrown by submit() when the waiting queue is full (HTTP 429).
@@ -58,6 +61,9 @@ struct EngineStats {
   int64_t prefix_queried_tokens = 0, prefix_hit_tokens = 0;
   int64_t prompt_tokens = 0, generation_tokens = 0;
   int64_t num_preemptions = 0, num_finished = 0, num_evicted_blocks = 0;
+  int64_t num_promoted_blocks = 0, num_failed_promotions = 0;  // loaded back from the tiers
+  bool has_tiers = false;
+  kv::KvTierStats tiers;
 };
 
 class Engine {
@@ -68,8 +74,9 @@ class Engine {
   // Thread-safe. Throws QueueFullError, or Error for a request that can never fit.
   std::shared_ptr<RequestHandle> submit(Request request);
   EngineStats stats() const;
-  // Drops every unreferenced cached block; returns how many were dropped.
-  int64_t flush_cache();
+  // Drops every unreferenced cached block (and, with `tiers`, every block of
+  // the host and disk tiers); returns how many were dropped.
+  int64_t flush_cache(bool tiers = false);
   int64_t kv_cache_tokens() const;
   int64_t context_tokens() const;
   // The seed of the prefix cache's keys (see cache_namespace()).

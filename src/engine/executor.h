@@ -29,9 +29,10 @@ struct StepOutput {
   std::span<float> row(int64_t i) { return {logits.data() + i * vocab_size, size_t(vocab_size)}; }
 };
 
-class Executor {
+// The executor is also the BlockMemory of the pool it owns: lower tiers and
+// transfers copy one block's K/V out and in (bytes_per_block, read_block, write_block).
+class Executor : public kv::BlockMemory {
  public:
-  virtual ~Executor() = default;
   virtual const model::ModelConfig& config() const = 0;
   // Reserves the KV pool (kv.dtype: its element type) and the workspace for steps
   // up to `max_step`; called once by the engine before the first step. Error if
@@ -40,11 +41,6 @@ class Executor {
   // Runs one step: writes the K/V of its tokens into the pool and returns the
   // logits of step.logits_indices (valid until the next call).
   virtual StepOutput& execute(const model::StepInput& step) = 0;
-  // One block's K/V for every layer as one unit of bytes_per_block() bytes
-  // (for lower tiers and transfers); write_block overwrites the block.
-  virtual int64_t bytes_per_block() const = 0;
-  virtual void read_block(int32_t block_id, std::span<std::byte> out) const = 0;
-  virtual void write_block(int32_t block_id, std::span<const std::byte> in) = 0;
 };
 
 // Runs `model` (not owned) in this process, on the CPU.

@@ -18,8 +18,7 @@ int64_t Scheduler::match_prefix(Sequence* seq) {
   // At least one token must be left to compute: its logits sample the next token.
   const int64_t max_blocks = (seq->num_tokens() - 1) / kv_.block_size();
   const kv::PrefixMatch match = kv_.find_prefix(seq->tokens, max_blocks);
-  kv_.acquire(match, seq->block_table);
-  return match.num_blocks() * kv_.block_size();
+  return kv_.acquire(match, seq->tokens, seq->block_table) * kv_.block_size();
 }
 
 void Scheduler::preempt(Sequence* seq) {

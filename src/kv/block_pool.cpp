@@ -49,7 +49,7 @@ void BlockPool::uncache(int32_t id) {
   if (!b.hashed) return;
   auto it = cached_.find(b.hash);
   if (it != cached_.end() && it->second == id) cached_.erase(it);
-  if (on_uncache_) on_uncache_({id, b.hash, b.tokens});
+  if (on_uncache_) on_uncache_({id, b.hash, b.parent, b.tokens});
   b.hashed = false;
   b.tokens.clear();
 }
@@ -78,11 +78,12 @@ void BlockPool::release(int32_t block_id) {
   if (--b.ref_count == 0) push_free_tail(block_id);
 }
 
-bool BlockPool::cache(int32_t block_id, BlockHash hash, std::span<const int32_t> tokens) {
+bool BlockPool::cache(int32_t block_id, BlockHash hash, BlockHash parent, std::span<const int32_t> tokens) {
   Block& b = blocks_[size_t(block_id)];
   if (b.hashed || cached_.count(hash)) return false;
   b.hashed = true;
   b.hash = hash;
+  b.parent = parent;
   b.tokens.assign(tokens.begin(), tokens.end());
   cached_[hash] = block_id;
   return true;

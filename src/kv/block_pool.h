@@ -40,10 +40,11 @@ BlockHash hash_block(BlockHash parent, std::span<const int32_t> tokens);
 BlockHash hash_namespace(std::string_view identity);
 
 // A cached block leaving the cache: its id (whose K/V are still intact when
-// the hook runs), its key and its tokens.
+// the hook runs), its key, its parent's key and its tokens.
 struct CachedBlockRef {
   int32_t block_id;
   BlockHash hash;
+  BlockHash parent;
   std::span<const int32_t> tokens;
 };
 
@@ -69,10 +70,10 @@ class BlockPool {
   // One holder fewer; at zero the block goes to the free list's tail.
   void release(int32_t block_id);
 
-  // Registers a held, full block's content under `hash`. Returns false (a
-  // no-op) if the block or the hash is already cached: the first copy stays
-  // the cached one.
-  bool cache(int32_t block_id, BlockHash hash, std::span<const int32_t> tokens);
+  // Registers a held, full block's content under `hash` (whose chain continues
+  // `parent`). Returns false (a no-op) if the block or the hash is already
+  // cached: the first copy stays the cached one.
+  bool cache(int32_t block_id, BlockHash hash, BlockHash parent, std::span<const int32_t> tokens);
   // The cached block with this hash and exactly these tokens, or -1.
   int32_t lookup(BlockHash hash, std::span<const int32_t> tokens) const;
   // Forgets every cached block nobody holds; returns how many.
@@ -82,7 +83,7 @@ class BlockPool {
   struct Block {
     int32_t ref_count = 0;
     bool hashed = false;
-    BlockHash hash = 0;
+    BlockHash hash = 0, parent = 0;
     std::vector<int32_t> tokens;  // content when hashed, for the token-by-token check
     int32_t prev = -1, next = -1;  // free-list links
     bool on_free_list = false;

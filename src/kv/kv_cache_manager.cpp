@@ -25,10 +25,10 @@ void KvCacheManager::emit(const KvEvent& event) {
 
 void KvCacheManager::on_uncache(const CachedBlockRef& block) {
   if (!flushing_) {
-    ++num_evictions_;
+    ++counters_.evictions;
     for (KvCacheListener* l : listeners_) l->on_evict(block);
   }
-  emit({KvEventType::BlockRemoved, block.hash, 0, block.block_id});
+  emit({KvEventType::BlockRemoved, block.hash, block.parent, block.block_id, block.tokens});
 }
 
 PrefixMatch KvCacheManager::find_prefix(std::span<const int32_t> tokens, int64_t max_blocks) const {
@@ -41,7 +41,7 @@ PrefixMatch KvCacheManager::find_prefix(std::span<const int32_t> tokens, int64_t
     std::span<const int32_t> block_tokens = tokens.subspan(size_t(j * bs), size_t(bs));
     const BlockHash hash = hash_block(parent, block_tokens);
     const int32_t block_id = pool_.lookup(hash, block_tokens);
-    if (block_id < 0) break;
+    if (block_id < 0 && !(lower_ && lower_->contains(hash, block_tokens))) break;
     match.hashes.push_back(hash);
     match.block_ids.push_back(block_id);
     parent = hash;
@@ -49,12 +49,34 @@ PrefixMatch KvCacheManager::find_prefix(std::span<const int32_t> tokens, int64_t
   return match;
 }
 
-void KvCacheManager::acquire(const PrefixMatch& match, BlockTable& table) {
+int64_t KvCacheManager::acquire(const PrefixMatch& match, std::span<const int32_t> tokens, BlockTable& table) {
   check(table.num_blocks() == 0, "acquire: the block table already holds {} blocks", table.num_blocks());
-  for (size_t j = 0; j < match.block_ids.size(); ++j) {
-    pool_.share(match.block_ids[j]);
-    table.append_cached(match.block_ids[j], match.hashes[j]);
+  // Hold every resident block first, so loading the others cannot evict them.
+  for (int32_t id : match.block_ids)
+    if (id >= 0) pool_.share(id);
+  const size_t bs = size_t(config_.block_size);
+  size_t j = 0;
+  for (; j < match.block_ids.size(); ++j) {
+    int32_t id = match.block_ids[j];
+    if (id < 0) {
+      std::span<const int32_t> block_tokens = tokens.subspan(j * bs, bs);
+      id = pool_.allocate();
+      if (id < 0) break;
+      if (!lower_ || !lower_->load(match.hashes[j], block_tokens, id)) {
+        pool_.release(id);
+        ++counters_.failed_promotions;
+        break;
+      }
+      const BlockHash parent = j == 0 ? config_.cache_namespace : match.hashes[j - 1];
+      if (pool_.cache(id, match.hashes[j], parent, block_tokens))
+        emit({KvEventType::BlockStored, match.hashes[j], parent, id, block_tokens});
+      ++counters_.promoted_blocks;
+    }
+    table.append_cached(id, match.hashes[j]);
   }
+  for (size_t k = j; k < match.block_ids.size(); ++k)  // the run stopped: let go of the rest
+    if (match.block_ids[k] >= 0) pool_.release(match.block_ids[k]);
+  return int64_t(j);
 }
 
 bool KvCacheManager::reserve(BlockTable& table, int64_t num_tokens) { return table.reserve(pool_, num_tokens); }
@@ -69,7 +91,8 @@ void KvCacheManager::cache_full_blocks(BlockTable& table, std::span<const int32_
     std::span<const int32_t> block_tokens = tokens.subspan(j * size_t(bs), size_t(bs));
     const BlockHash hash = hash_block(parent, block_tokens);
     const int32_t block_id = table.block_ids()[j];
-    if (pool_.cache(block_id, hash, block_tokens)) emit({KvEventType::BlockStored, hash, parent, block_id});
+    if (pool_.cache(block_id, hash, parent, block_tokens))
+      emit({KvEventType::BlockStored, hash, parent, block_id, block_tokens});
     table.add_hash(hash);
   }
 }

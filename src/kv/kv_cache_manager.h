@@ -4,7 +4,7 @@
 // executor (KvPool), addressed by the same block ids.
 //
 //   PrefixMatch m = kv.find_prefix(tokens, max_blocks);   // admission: how much is cached
-//   kv.acquire(m, table);                                 // share those blocks
+//   kv.acquire(m, tokens, table);                         // share those blocks (promote lower-tier ones)
 //   kv.reserve(table, num_tokens);                        // fresh blocks (may evict)
 //   ... the step computes K/V ...
 //   kv.cache_full_blocks(table, tokens, num_computed);    // newly full blocks become hits
@@ -12,13 +12,16 @@
 //
 // Listeners see every eviction before the block's memory is reused (a lower
 // tier can copy it out instead of losing it) and every change of the cache's
-// content as events (a router or console can mirror what is cached).
+// content as events (a router or console can mirror what is cached). A
+// LowerTier (kv_tiers.h: host RAM, disk) extends a prefix match past what is
+// resident: acquire() loads those blocks into fresh pool blocks.
 //
 // Keys: a block's key chains its parent's key with its tokens, seeded with
 // the namespace (see cache_namespace()), so one key names a whole prefix of
 // one model's K/V layout.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -42,14 +45,14 @@ struct KvCacheConfig {
   BlockHash cache_namespace = 0;
 };
 
-// The cached run at the start of a token sequence. Every matched block is
-// resident in the pool today; with lower tiers, `hashes` will extend past
-// `block_ids` (blocks that can be loaded rather than recomputed).
+// The cached run at the start of a token sequence: resident blocks and, with
+// a lower tier, blocks that can be loaded rather than recomputed.
 struct PrefixMatch {
   std::vector<BlockHash> hashes;   // keys of the matched full blocks, in order
-  std::vector<int32_t> block_ids;  // the pool block of each resident one, in order
+  std::vector<int32_t> block_ids;  // the pool block of each, or -1 where it is in a lower tier
 
   int64_t num_blocks() const { return int64_t(hashes.size()); }
+  int64_t num_resident() const { return int64_t(std::count_if(block_ids.begin(), block_ids.end(), [](int32_t b) { return b >= 0; })); }
 };
 
 enum class KvEventType { BlockStored, BlockRemoved };
@@ -58,8 +61,9 @@ enum class KvEventType { BlockStored, BlockRemoved };
 struct KvEvent {
   KvEventType type;
   BlockHash hash = 0;
-  BlockHash parent_hash = 0;  // BlockStored: the key of the block before it (the namespace for the first)
+  BlockHash parent_hash = 0;  // the key of the block before it (the namespace for the first)
   int32_t block_id = -1;
+  std::span<const int32_t> tokens;  // the block's tokens (valid during the call)
 };
 
 class KvCacheListener {
@@ -71,6 +75,22 @@ class KvCacheListener {
   virtual void on_event(const KvEvent& event) { (void)event; }
 };
 
+// Blocks below the pool, found by key and tokens (host RAM, disk).
+class LowerTier {
+ public:
+  virtual ~LowerTier() = default;
+  virtual bool contains(BlockHash hash, std::span<const int32_t> tokens) const = 0;
+  // Copies the block's K/V into pool block `block_id`. False when it is gone
+  // or fails its checks (nothing usable was written).
+  virtual bool load(BlockHash hash, std::span<const int32_t> tokens, int32_t block_id) = 0;
+};
+
+struct KvCacheCounters {
+  int64_t evictions = 0;
+  int64_t promoted_blocks = 0;      // loaded from a lower tier by acquire()
+  int64_t failed_promotions = 0;    // a lower tier said it had a block and then could not load it
+};
+
 class KvCacheManager {
  public:
   explicit KvCacheManager(const KvCacheConfig& config);
@@ -79,11 +99,17 @@ class KvCacheManager {
 
   // Not owned; called on the thread that calls the manager (the engine loop).
   void add_listener(KvCacheListener* listener) { listeners_.push_back(listener); }
+  // Not owned; nullptr: none.
+  void set_lower_tier(LowerTier* tier) { lower_ = tier; }
 
-  // The longest run of cached full blocks at the start of `tokens`, at most `max_blocks` long.
+  // The longest run of cached full blocks at the start of `tokens` (in the
+  // pool or a lower tier), at most `max_blocks` long.
   PrefixMatch find_prefix(std::span<const int32_t> tokens, int64_t max_blocks) const;
-  // Holds the matched blocks and appends them (and their keys) to an empty `table`.
-  void acquire(const PrefixMatch& match, BlockTable& table);
+  // Holds the matched blocks and appends them (and their keys) to an empty
+  // `table`; lower-tier blocks get fresh pool blocks (evicting LRU cached
+  // ones) and are loaded and registered. Stops at the first block that cannot
+  // be had (pool full, load failed). Returns the number of blocks appended.
+  int64_t acquire(const PrefixMatch& match, std::span<const int32_t> tokens, BlockTable& table);
   // Grows `table` so positions [0, num_tokens) have blocks, evicting cached
   // blocks as needed. False, with the table unchanged, when the pool is short.
   bool reserve(BlockTable& table, int64_t num_tokens);
@@ -100,7 +126,8 @@ class KvCacheManager {
   int64_t num_blocks() const { return pool_.num_blocks(); }
   int64_t num_free_blocks() const { return pool_.num_free_blocks(); }
   int64_t num_cached_blocks() const { return pool_.num_cached_blocks(); }
-  int64_t num_evictions() const { return num_evictions_; }
+  int64_t num_evictions() const { return counters_.evictions; }
+  const KvCacheCounters& block_counters() const { return counters_; }
   const BlockPool& pool() const { return pool_; }
 
  private:
@@ -110,8 +137,9 @@ class KvCacheManager {
   KvCacheConfig config_;
   BlockPool pool_;
   std::vector<KvCacheListener*> listeners_;
+  LowerTier* lower_ = nullptr;
   bool flushing_ = false;
-  int64_t num_evictions_ = 0;
+  KvCacheCounters counters_;
 };
 
 }  // namespace llmesh::kv

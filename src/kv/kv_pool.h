@@ -14,6 +14,7 @@
 #include <span>
 
 #include "core/dtype.h"
+#include "kv/block_memory.h"
 
 namespace llmesh::kv {
 
@@ -38,10 +39,10 @@ struct KvCacheShape {
   int64_t num_tokens() const { return num_blocks * block_size; }
 };
 
-class KvPool {
+class KvPool : public BlockMemory {
  public:
   explicit KvPool(const KvCacheShape& shape);
-  ~KvPool();
+  ~KvPool() override;
   KvPool(const KvPool&) = delete;
   KvPool& operator=(const KvPool&) = delete;
 
@@ -51,11 +52,11 @@ class KvPool {
   void* v(int64_t layer) const { return base_ + layer_bytes() * size_t(2 * layer + 1); }
   size_t num_bytes() const { return num_bytes_; }
 
-  // One block's K and V for every layer, as one unit of shape().bytes_per_block()
-  // bytes ([layer][K|V][block_size][kv_heads][head_dim]): what a lower tier
-  // stores or a transfer sends. Error when the size or the id is wrong.
-  void read_block(int32_t block_id, std::span<std::byte> out) const;
-  void write_block(int32_t block_id, std::span<const std::byte> in);
+  // One block's K and V for every layer, as one unit (see BlockMemory): what a
+  // lower tier stores or a transfer sends.
+  int64_t bytes_per_block() const override { return shape_.bytes_per_block(); }
+  void read_block(int32_t block_id, std::span<std::byte> out) const override;
+  void write_block(int32_t block_id, std::span<const std::byte> in) override;
 
  private:
   // One layer's K (or V) of one block, and of the whole pool.

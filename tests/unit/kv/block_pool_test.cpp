@@ -55,7 +55,7 @@ TEST(BlockPool, CachedBlockSurvivesReleaseAndIsHitAgain) {
   auto t = toks(10, 2);
   BlockHash h = hash_block(0, t);
   int32_t b = p.allocate();
-  p.cache(b, h, t);
+  p.cache(b, h, 0, t);
   p.release(b);
   EXPECT_EQ(p.num_cached_blocks(), 1);
   EXPECT_EQ(p.num_free_blocks(), 3);  // cached blocks are still allocatable
@@ -69,7 +69,7 @@ TEST(BlockPool, HitIsRecheckedTokenByToken) {
   BlockPool p(2, 2);
   auto t = toks(1, 2);
   int32_t b = p.allocate();
-  p.cache(b, 42, t);
+  p.cache(b, 42, 0, t);
   EXPECT_EQ(p.lookup(42, t), b);
   EXPECT_EQ(p.lookup(42, toks(5, 2)), -1);  // same key, other tokens: a collision is a miss
   EXPECT_EQ(p.lookup(43, t), -1);
@@ -78,9 +78,9 @@ TEST(BlockPool, HitIsRecheckedTokenByToken) {
 TEST(BlockPool, EvictsLeastRecentlyReleasedCachedBlockFirst) {
   BlockPool p(3, 1);
   int32_t a = p.allocate(), b = p.allocate(), c = p.allocate();
-  p.cache(a, 1, toks(1, 1));
-  p.cache(b, 2, toks(2, 1));
-  p.cache(c, 3, toks(3, 1));
+  p.cache(a, 1, 0, toks(1, 1));
+  p.cache(b, 2, 0, toks(2, 1));
+  p.cache(c, 3, 0, toks(3, 1));
   p.release(b);  // free list: b, c, a
   p.release(c);
   p.release(a);
@@ -93,8 +93,8 @@ TEST(BlockPool, EvictsLeastRecentlyReleasedCachedBlockFirst) {
 TEST(BlockPool, FlushDropsOnlyUnreferencedCachedBlocks) {
   BlockPool p(3, 1);
   int32_t a = p.allocate(), b = p.allocate();
-  p.cache(a, 1, toks(1, 1));
-  p.cache(b, 2, toks(2, 1));
+  p.cache(a, 1, 0, toks(1, 1));
+  p.cache(b, 2, 0, toks(2, 1));
   p.release(a);
   EXPECT_EQ(p.flush(), 1);
   EXPECT_EQ(p.lookup(1, toks(1, 1)), -1);

@@ -80,7 +80,7 @@ TEST(KvCacheManager, ComputedFullBlocksBecomeHitsWithChainedKeys) {
   EXPECT_EQ(m.block_ids, (std::vector<int32_t>{0, 1}));
   EXPECT_EQ(kv.find_prefix(other, 1).num_blocks(), 1);  // capped by max_blocks
   BlockTable b(2);
-  kv.acquire(m, b);
+  kv.acquire(m, other, b);
   EXPECT_EQ(kv.pool().ref_count(0), 2);
   EXPECT_EQ(kv.pool().ref_count(1), 2);
   EXPECT_EQ(b.hashes(), a.hashes());

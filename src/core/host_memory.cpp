@@ -1,0 +1,30 @@
+#include "core/host_memory.h"
+
+#include <sys/statvfs.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace llmesh {
+
+size_t available_memory_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  size_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return kib * 1024;
+  }
+  return 0;
+}
+
+size_t free_disk_bytes(const std::string& path) {
+  std::filesystem::path p = std::filesystem::absolute(path);
+  std::error_code ec;
+  while (!p.empty() && !std::filesystem::exists(p, ec) && p != p.parent_path()) p = p.parent_path();
+  struct statvfs st {};
+  if (::statvfs(p.c_str(), &st) != 0) return 0;
+  return size_t(st.f_bavail) * size_t(st.f_frsize);
+}
+
+}  // namespace llmesh
