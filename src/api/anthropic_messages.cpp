@@ -5,6 +5,7 @@
 #include "api/anthropic_request.h"
 #include "api/anthropic_stream.h"
 #include "api/api_error.h"
+#include "api/cache_retention.h"
 #include "api/generation_pipeline.h"
 #include "api/sse.h"
 #include "api/sse_stream.h"
@@ -16,8 +17,9 @@ using OJson = nlohmann::ordered_json;
 
 void handle_messages(ServerContext& ctx, const httplib::Request& req, httplib::Response& res) {
   const auto arrival = Clock::now();
-  const MessagesRequest request =
-      parse_messages_request(parse_ordered_json_body(req.body), MessagesEndpoint::Create);
+  const OJson body = parse_ordered_json_body(req.body);
+  MessagesRequest request = parse_messages_request(body, MessagesEndpoint::Create);
+  request.params.cache_ttl_seconds = anthropic_cache_ttl_seconds(body);
   PreparedGeneration prepared = prepare(ctx, to_generation_request(request));
 
   const std::string id = make_request_id("msg_");

@@ -73,6 +73,7 @@ nlohmann::json cache_view_json(const engine::EngineStats& s) {
        {{"blocks_total", s.num_blocks_total},
         {"blocks_used", s.num_blocks_used},
         {"blocks_cached", s.num_blocks_cached},
+        {"blocks_pinned", s.num_blocks_pinned},
         {"evictions", s.num_evicted_blocks},
         {"promoted_blocks", s.num_promoted_blocks},
         {"failed_promotions", s.num_failed_promotions}}},

@@ -56,6 +56,7 @@ engine::Request engine_request(const ServerContext& ctx, std::vector<int32_t> pr
   request.min_tokens = std::min(params.min_tokens, max_tokens);
   request.ignore_eos = params.ignore_eos;
   request.num_top_logprobs = params.logprobs ? params.top_logprobs : -1;
+  request.cache_ttl_seconds = params.cache_ttl_seconds;
   return request;
 }
 

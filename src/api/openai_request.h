@@ -31,6 +31,7 @@ struct GenerationParams {
   bool include_usage = false;  // stream_options.include_usage
   bool logprobs = false;
   int32_t top_logprobs = 0;
+  int64_t cache_ttl_seconds = 0;  // pin the prompt's cached blocks this long (cache_retention.h); 0: LRU only
 
   engine::SamplingParams sampling(const model::GenerationDefaults& defaults) const;
 };

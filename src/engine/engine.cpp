@@ -231,6 +231,7 @@ class Engine::Impl {
   // Forgets a sequence whose last event (finish reason or error) was sent.
   void finish(Sequence* seq) {
     ++stats_finished_;
+    kv_.pin(seq->block_table, seq->num_prompt_tokens / options_.block_size, seq->request.cache_ttl_seconds);
     scheduler_.finish(seq);
   }
 
@@ -261,6 +262,7 @@ class Engine::Impl {
     stats_.num_blocks_total = kv_.num_blocks();
     stats_.num_blocks_used = kv_.num_blocks() - kv_.num_free_blocks();
     stats_.num_blocks_cached = kv_.num_cached_blocks();
+    stats_.num_blocks_pinned = kv_.num_pinned_blocks();
     stats_.num_evicted_blocks = kv_.num_evictions();
     stats_.num_promoted_blocks = kv_.block_counters().promoted_blocks;
     stats_.num_failed_promotions = kv_.block_counters().failed_promotions;

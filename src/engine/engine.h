@@ -57,7 +57,7 @@ class QueueFullError : public std::runtime_error {
 // Counters and gauges for /metrics (a snapshot).
 struct EngineStats {
   int64_t num_running = 0, num_waiting = 0;
-  int64_t num_blocks_total = 0, num_blocks_used = 0, num_blocks_cached = 0;
+  int64_t num_blocks_total = 0, num_blocks_used = 0, num_blocks_cached = 0, num_blocks_pinned = 0;
   int64_t prefix_queried_tokens = 0, prefix_hit_tokens = 0;
   int64_t prompt_tokens = 0, generation_tokens = 0;
   int64_t num_preemptions = 0, num_finished = 0, num_evicted_blocks = 0;

@@ -24,6 +24,9 @@ struct Request {
   int32_t num_top_logprobs = -1;        // -1: no logprobs; 0: the sampled token's; k: plus top k
   bool return_first_logits = false;     // the first event carries the raw logits at the last prompt position
   std::shared_ptr<TokenConstraint> constraint;  // null: unconstrained
+  // Keep the prompt's cached blocks this long after the request ends (a
+  // client's cache_control TTL): evicted after every unpinned block. 0: LRU only.
+  int64_t cache_ttl_seconds = 0;
 };
 
 struct TopLogprob {

@@ -19,28 +19,45 @@ BlockHash hash_namespace(std::string_view identity) {
 
 BlockPool::BlockPool(int64_t num_blocks, int64_t block_size)
     : block_size_(block_size), blocks_(static_cast<size_t>(num_blocks)) {
-  for (int32_t id = 0; id < int32_t(num_blocks); ++id) push_free_tail(id);
+  for (int32_t id = 0; id < int32_t(num_blocks); ++id) push_tail(On::Free, id);
 }
 
-void BlockPool::push_free_tail(int32_t id) {
+void BlockPool::push_tail(On on, int32_t id) {
   Block& b = blocks_[size_t(id)];
-  b.prev = free_tail_;
+  List& l = list(on);
+  b.prev = l.tail;
   b.next = -1;
-  if (free_tail_ >= 0) blocks_[size_t(free_tail_)].next = id;
-  else free_head_ = id;
-  free_tail_ = id;
-  b.on_free_list = true;
+  if (l.tail >= 0) blocks_[size_t(l.tail)].next = id;
+  else l.head = id;
+  l.tail = id;
+  b.on = on;
   ++num_free_;
+  if (on == On::Pinned) ++num_pinned_;
 }
 
-void BlockPool::unlink_free(int32_t id) {
+void BlockPool::push_head(On on, int32_t id) {
   Block& b = blocks_[size_t(id)];
+  List& l = list(on);
+  b.prev = -1;
+  b.next = l.head;
+  if (l.head >= 0) blocks_[size_t(l.head)].prev = id;
+  else l.tail = id;
+  l.head = id;
+  b.on = on;
+  ++num_free_;
+  if (on == On::Pinned) ++num_pinned_;
+}
+
+void BlockPool::unlink(int32_t id) {
+  Block& b = blocks_[size_t(id)];
+  List& l = list(b.on);
   if (b.prev >= 0) blocks_[size_t(b.prev)].next = b.next;
-  else free_head_ = b.next;
+  else l.head = b.next;
   if (b.next >= 0) blocks_[size_t(b.next)].prev = b.prev;
-  else free_tail_ = b.prev;
+  else l.tail = b.prev;
   b.prev = b.next = -1;
-  b.on_free_list = false;
+  if (b.on == On::Pinned) --num_pinned_;
+  b.on = On::None;
   --num_free_;
 }
 
@@ -49,15 +66,16 @@ void BlockPool::uncache(int32_t id) {
   if (!b.hashed) return;
   auto it = cached_.find(b.hash);
   if (it != cached_.end() && it->second == id) cached_.erase(it);
-  if (on_uncache_) on_uncache_({id, b.hash, b.parent, b.tokens});
+  if (on_uncache_) on_uncache_({id, b.hash, b.parent, b.tokens, b.pinned_until_ms});
   b.hashed = false;
+  b.pinned_until_ms = 0;
   b.tokens.clear();
 }
 
 int32_t BlockPool::allocate() {
-  if (free_head_ < 0) return -1;
-  const int32_t id = free_head_;
-  unlink_free(id);
+  const int32_t id = free_.head >= 0 ? free_.head : pinned_.head;
+  if (id < 0) return -1;
+  unlink(id);
   uncache(id);  // evicted: its old content is about to be overwritten
   blocks_[size_t(id)].ref_count = 1;
   return id;
@@ -66,8 +84,8 @@ int32_t BlockPool::allocate() {
 void BlockPool::share(int32_t block_id) {
   Block& b = blocks_[size_t(block_id)];
   if (b.ref_count == 0) {
-    check(b.hashed && b.on_free_list, "sharing KV block {} that is neither held nor cached", block_id);
-    unlink_free(block_id);
+    check(b.hashed && b.on != On::None, "sharing KV block {} that is neither held nor cached", block_id);
+    unlink(block_id);
   }
   ++b.ref_count;
 }
@@ -75,7 +93,13 @@ void BlockPool::share(int32_t block_id) {
 void BlockPool::release(int32_t block_id) {
   Block& b = blocks_[size_t(block_id)];
   check(b.ref_count > 0, "releasing KV block {} that nobody holds", block_id);
-  if (--b.ref_count == 0) push_free_tail(block_id);
+  if (--b.ref_count > 0) return;
+  if (b.hashed && b.pinned_until_ms > 0) {
+    push_tail(On::Pinned, block_id);
+    next_pin_expiry_ms_ = std::min(next_pin_expiry_ms_, b.pinned_until_ms);
+  } else {
+    push_tail(On::Free, block_id);
+  }
 }
 
 bool BlockPool::cache(int32_t block_id, BlockHash hash, BlockHash parent, std::span<const int32_t> tokens) {
@@ -99,13 +123,49 @@ int32_t BlockPool::lookup(BlockHash hash, std::span<const int32_t> tokens) const
 
 int64_t BlockPool::flush() {
   int64_t dropped = 0;
-  for (int32_t id = free_head_; id >= 0; id = blocks_[size_t(id)].next) {
-    if (blocks_[size_t(id)].hashed) {
-      uncache(id);
-      ++dropped;
+  for (List* l : {&free_, &pinned_}) {
+    for (int32_t id = l->head; id >= 0; id = blocks_[size_t(id)].next) {
+      if (blocks_[size_t(id)].hashed) {
+        uncache(id);
+        ++dropped;
+      }
     }
   }
+  // Pinned blocks that lost their content are plain free blocks now.
+  while (pinned_.head >= 0) {
+    const int32_t id = pinned_.head;
+    unlink(id);
+    push_tail(On::Free, id);
+  }
   return dropped;
+}
+
+void BlockPool::pin(int32_t block_id, int64_t until_ms) {
+  Block& b = blocks_[size_t(block_id)];
+  if (!b.hashed || until_ms <= b.pinned_until_ms) return;
+  b.pinned_until_ms = until_ms;
+  next_pin_expiry_ms_ = std::min(next_pin_expiry_ms_, until_ms);
+  if (b.on == On::Free) {
+    unlink(block_id);
+    push_tail(On::Pinned, block_id);
+  }
+}
+
+void BlockPool::expire_pins(int64_t now_ms) {
+  if (now_ms < next_pin_expiry_ms_) return;
+  next_pin_expiry_ms_ = INT64_MAX;
+  for (int32_t id = pinned_.head; id >= 0;) {
+    Block& b = blocks_[size_t(id)];
+    const int32_t next = b.next;
+    if (b.pinned_until_ms <= now_ms) {
+      b.pinned_until_ms = 0;
+      unlink(id);
+      push_head(On::Free, id);
+    } else {
+      next_pin_expiry_ms_ = std::min(next_pin_expiry_ms_, b.pinned_until_ms);
+    }
+    id = next;
+  }
 }
 
 bool BlockTable::reserve(BlockPool& pool, int64_t num_tokens) {

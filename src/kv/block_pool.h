@@ -12,10 +12,16 @@
 //   share():     held|cached -> held   (a prefix hit; cached blocks leave the free list)
 //   release():   held -> held, or -> cached (if hashed) / free when the last holder leaves
 //   cache():     held -> held + registered under its hash
+//   pin():       a cached block is kept until a deadline (a client's cache_control TTL)
 //
 // The free list is kept in eviction order: blocks enter at the tail when the
 // last holder releases them, so the least recently used cached block is
 // evicted first, and never-used blocks are handed out before any cached one.
+// Cached blocks whose pin has not expired wait on a second list that
+// allocate() takes from only when the first is empty: pinned blocks are
+// evicted last, never refused (a pin is a preference, not a reservation).
+// expire_pins(now) moves blocks whose deadline passed to the free list's
+// head: a lapsed promise is the first thing to give up.
 //
 // A full block's key chains the previous block's key with its tokens
 // (h_i = H(h_{i-1}, tokens_i), seeded with a namespace for the model's
@@ -24,6 +30,7 @@
 #pragma once
 
 #include <cstddef>
+#include <climits>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -46,6 +53,7 @@ struct CachedBlockRef {
   BlockHash hash;
   BlockHash parent;
   std::span<const int32_t> tokens;
+  int64_t pinned_until_ms = 0;  // 0: not pinned
 };
 
 class BlockPool {
@@ -58,8 +66,10 @@ class BlockPool {
 
   int64_t num_blocks() const { return int64_t(blocks_.size()); }
   int64_t block_size() const { return block_size_; }
-  // Blocks allocate() can hand out (free plus cached-but-unreferenced).
+  // Blocks allocate() can hand out (free plus cached-but-unreferenced, pinned or not).
   int64_t num_free_blocks() const { return num_free_; }
+  // Unreferenced cached blocks kept by a pin.
+  int64_t num_pinned_blocks() const { return num_pinned_; }
   int64_t num_cached_blocks() const { return int64_t(cached_.size()); }
   int32_t ref_count(int32_t block_id) const { return blocks_[size_t(block_id)].ref_count; }
 
@@ -79,23 +89,36 @@ class BlockPool {
   // Forgets every cached block nobody holds; returns how many.
   int64_t flush();
 
+  // Keeps a cached (or held) block until `until_ms` (the later of its pins wins).
+  void pin(int32_t block_id, int64_t until_ms);
+  // Unpins every block whose deadline is before `now_ms`.
+  void expire_pins(int64_t now_ms);
+
  private:
+  struct List {
+    int32_t head = -1, tail = -1;
+  };
+  enum class On : uint8_t { None, Free, Pinned };
   struct Block {
     int32_t ref_count = 0;
     bool hashed = false;
     BlockHash hash = 0, parent = 0;
     std::vector<int32_t> tokens;  // content when hashed, for the token-by-token check
-    int32_t prev = -1, next = -1;  // free-list links
-    bool on_free_list = false;
+    int64_t pinned_until_ms = 0;
+    int32_t prev = -1, next = -1;  // links of the list it is on
+    On on = On::None;
   };
-  void push_free_tail(int32_t id);
-  void unlink_free(int32_t id);
+  List& list(On on) { return on == On::Pinned ? pinned_ : free_; }
+  void push_tail(On on, int32_t id);
+  void push_head(On on, int32_t id);
+  void unlink(int32_t id);
   void uncache(int32_t id);
 
   int64_t block_size_;
   std::vector<Block> blocks_;
-  int32_t free_head_ = -1, free_tail_ = -1;
-  int64_t num_free_ = 0;
+  List free_, pinned_;
+  int64_t num_free_ = 0, num_pinned_ = 0;
+  int64_t next_pin_expiry_ms_ = INT64_MAX;  // the earliest deadline on the pinned list (a lower bound)
   std::unordered_map<BlockHash, int32_t> cached_;
   std::function<void(const CachedBlockRef&)> on_uncache_;
 };

@@ -16,6 +16,7 @@ struct BlockRecord {
   BlockHash parent = 0;
   std::vector<int32_t> tokens;
   std::vector<std::byte> payload;
+  int64_t pinned_until_ms = 0;  // a client's cache_control TTL, on the cache manager's clock (0: none)
 
   int64_t num_bytes() const { return int64_t(payload.size() + tokens.size() * sizeof(int32_t)); }
 };

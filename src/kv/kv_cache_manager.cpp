@@ -2,6 +2,8 @@
 
 #include <xxhash.h>
 
+#include <chrono>
+
 #include <fmt/format.h>
 
 #include "core/error.h"
@@ -17,6 +19,10 @@ KvCacheManager::KvCacheManager(const KvCacheConfig& config)
     : config_(config), pool_(config.num_blocks, config.block_size) {
   check(config.block_size > 0, "KV block size must be positive (got {})", config.block_size);
   pool_.set_uncache_hook([this](const CachedBlockRef& block) { on_uncache(block); });
+  now_ms_ = [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
 }
 
 void KvCacheManager::emit(const KvEvent& event) {
@@ -51,6 +57,7 @@ PrefixMatch KvCacheManager::find_prefix(std::span<const int32_t> tokens, int64_t
 
 int64_t KvCacheManager::acquire(const PrefixMatch& match, std::span<const int32_t> tokens, BlockTable& table) {
   check(table.num_blocks() == 0, "acquire: the block table already holds {} blocks", table.num_blocks());
+  pool_.expire_pins(now_ms_());
   // Hold every resident block first, so loading the others cannot evict them.
   for (int32_t id : match.block_ids)
     if (id >= 0) pool_.share(id);
@@ -79,7 +86,17 @@ int64_t KvCacheManager::acquire(const PrefixMatch& match, std::span<const int32_
   return int64_t(j);
 }
 
-bool KvCacheManager::reserve(BlockTable& table, int64_t num_tokens) { return table.reserve(pool_, num_tokens); }
+bool KvCacheManager::reserve(BlockTable& table, int64_t num_tokens) {
+  pool_.expire_pins(now_ms_());
+  return table.reserve(pool_, num_tokens);
+}
+
+void KvCacheManager::pin(const BlockTable& table, int64_t num_blocks, int64_t seconds) {
+  if (!config_.enable_prefix_cache || seconds <= 0) return;
+  const int64_t until = now_ms_() + seconds * 1000;
+  const int64_t n = std::min<int64_t>(num_blocks, int64_t(table.hashes().size()));
+  for (int64_t j = 0; j < n; ++j) pool_.pin(table.block_ids()[size_t(j)], until);
+}
 
 void KvCacheManager::cache_full_blocks(BlockTable& table, std::span<const int32_t> tokens, int64_t num_computed) {
   if (!config_.enable_prefix_cache) return;

@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -118,6 +119,11 @@ class KvCacheManager {
   void cache_full_blocks(BlockTable& table, std::span<const int32_t> tokens, int64_t num_computed);
   // Returns every block of `table` (full registered ones stay cached).
   void release(BlockTable& table);
+  // Keeps the table's first `num_blocks` cached blocks for `seconds` (a
+  // client's cache_control TTL): evicted only after every unpinned one.
+  void pin(const BlockTable& table, int64_t num_blocks, int64_t seconds);
+  // The clock pins are measured on (milliseconds; default: steady_clock). For tests.
+  void set_clock(std::function<int64_t()> now_ms) { now_ms_ = std::move(now_ms); }
   // Forgets every cached block nobody holds; returns how many.
   int64_t flush();
 
@@ -126,6 +132,7 @@ class KvCacheManager {
   int64_t num_blocks() const { return pool_.num_blocks(); }
   int64_t num_free_blocks() const { return pool_.num_free_blocks(); }
   int64_t num_cached_blocks() const { return pool_.num_cached_blocks(); }
+  int64_t num_pinned_blocks() const { return pool_.num_pinned_blocks(); }
   int64_t num_evictions() const { return counters_.evictions; }
   const KvCacheCounters& block_counters() const { return counters_; }
   const BlockPool& pool() const { return pool_; }
@@ -138,6 +145,7 @@ class KvCacheManager {
   BlockPool pool_;
   std::vector<KvCacheListener*> listeners_;
   LowerTier* lower_ = nullptr;
+  std::function<int64_t()> now_ms_;
   bool flushing_ = false;
   KvCacheCounters counters_;
 };

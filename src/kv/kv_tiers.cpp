@@ -66,8 +66,11 @@ void KvTiers::count_restore(double seconds) {
 
 void KvTiers::on_evict(const CachedBlockRef& block) {
   if (host_.budget_bytes() <= 0) return;  // no host tier: the disk copy (if any) was written when it was stored
-  host_.put(copy_out(block.block_id, block.hash, block.parent, block.tokens),
-            [this](BlockRecord&& dropped) { write_behind(std::move(dropped)); });
+  BlockRecord record = copy_out(block.block_id, block.hash, block.parent, block.tokens);
+  record.pinned_until_ms = block.pinned_until_ms;
+  const int64_t now_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  host_.put(std::move(record), now_ms, [this](BlockRecord&& dropped) { write_behind(std::move(dropped)); });
   ++counters_.host.demotions;
 }
 

@@ -100,4 +100,15 @@ $TURNS "$g_URL" "$E2E_TMP/session.json" 3 --no-save > /dev/null
 expect_status 200 POST "$g_URL/flush_cache?tiers=true" -d ""
 [ "$(cache_view "$g_URL" 'b["disk"]["blocks"]')" = 0 ] || fail "flush with tiers left disk blocks"
 expect_status 400 POST "$g_URL/flush_cache?tiers=maybe" -d ""
+
+# 8. cache_control pins the prompt's blocks for its TTL (Anthropic Messages); a bad ttl is a 400 naming it.
+msg() {  # msg TTL
+  printf '{"model":"tiny","max_tokens":4,"system":[{"type":"text","text":"%s","cache_control":{"type":"ephemeral","ttl":"%s"}}],"messages":[{"role":"user","content":"hi"}]}' \
+    "$(python3 -c 'print(" ".join(["tools and rules"] * 80))')" "$1"
+}
+expect_status 200 POST "$g_URL/v1/messages" -H 'content-type: application/json' -d "$(msg 1h)"
+[ "$(cache_view "$g_URL" 'b["pool"]["blocks_pinned"]')" -gt 0 ] || fail "cache_control pinned nothing: $(cat "$E2E_TMP/body")"
+expect_status 400 POST "$g_URL/v1/messages" -H 'content-type: application/json' -d "$(msg 2h)"
+[ "$(json_get 'b["type"]')" = error ] || fail "a bad ttl is not an Anthropic error: $(cat "$E2E_TMP/body")"
+json_get 'b["error"]["message"]' | grep -q "system.0.cache_control.ttl" || fail "the error does not name the field: $(cat "$E2E_TMP/body")"
 echo "PASS"

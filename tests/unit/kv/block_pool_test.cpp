@@ -101,6 +101,57 @@ TEST(BlockPool, FlushDropsOnlyUnreferencedCachedBlocks) {
   EXPECT_EQ(p.lookup(2, toks(2, 1)), b);  // still held: stays cached
 }
 
+TEST(BlockPool, PinnedCachedBlocksAreEvictedAfterEveryUnpinnedOne) {
+  BlockPool p(3, 1);
+  const int32_t a = p.allocate(), b = p.allocate(), c = p.allocate();
+  p.cache(a, 1, 0, toks(1, 1));
+  p.cache(b, 2, 0, toks(2, 1));
+  p.cache(c, 3, 0, toks(3, 1));
+  p.pin(a, 1000);  // pinned while held
+  p.release(a);
+  p.release(b);
+  p.release(c);
+  EXPECT_EQ(p.num_free_blocks(), 3);
+  EXPECT_EQ(p.num_pinned_blocks(), 1);
+  EXPECT_EQ(p.allocate(), b);  // a is the least recently released, but pinned
+  EXPECT_EQ(p.allocate(), c);
+  EXPECT_EQ(p.lookup(1, toks(1, 1)), a);
+  EXPECT_EQ(p.allocate(), a);  // nothing else is left: a pin never refuses an allocation
+  EXPECT_EQ(p.allocate(), -1);
+}
+
+TEST(BlockPool, ALapsedPinIsTheFirstToGo) {
+  BlockPool p(3, 1);
+  const int32_t a = p.allocate(), b = p.allocate(), c = p.allocate();
+  p.cache(a, 1, 0, toks(1, 1));
+  p.cache(b, 2, 0, toks(2, 1));
+  p.cache(c, 3, 0, toks(3, 1));
+  p.release(b);
+  p.release(c);
+  p.release(a);
+  p.pin(a, 500);  // pinned while cached: moves to the pinned list
+  EXPECT_EQ(p.num_pinned_blocks(), 1);
+  p.expire_pins(499);
+  EXPECT_EQ(p.num_pinned_blocks(), 1);
+  p.expire_pins(500);
+  EXPECT_EQ(p.num_pinned_blocks(), 0);
+  EXPECT_EQ(p.num_free_blocks(), 3);
+  EXPECT_EQ(p.allocate(), a);  // a lapsed promise goes before b, the least recently used
+  EXPECT_EQ(p.allocate(), b);
+}
+
+TEST(BlockPool, FlushDropsPinnedCachedBlocksToo) {
+  BlockPool p(2, 1);
+  const int32_t a = p.allocate();
+  p.cache(a, 1, 0, toks(1, 1));
+  p.pin(a, 1000);
+  p.release(a);
+  EXPECT_EQ(p.flush(), 1);
+  EXPECT_EQ(p.num_pinned_blocks(), 0);
+  EXPECT_EQ(p.num_free_blocks(), 2);
+  EXPECT_EQ(p.lookup(1, toks(1, 1)), -1);
+}
+
 TEST(BlockHash, ChainsThePrefix) {
   auto t = toks(7, 4);
   EXPECT_EQ(hash_block(1, t), hash_block(1, t));

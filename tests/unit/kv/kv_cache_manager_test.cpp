@@ -174,6 +174,33 @@ TEST(CacheNamespace, DependsOnIdentityLayoutAndDtypeOnly) {
   EXPECT_NE(base, cache_namespace("0123abcd", "qwen3", 16, "bf16"));
 }
 
+TEST(KvCacheManager, PinnedPrefixOutlivesUnpinnedOnesUntilItsTtl) {
+  KvCacheManager kv(KvCacheConfig{4, 2, true, kNs});
+  int64_t now = 0;
+  kv.set_clock([&] { return now; });
+  const auto pinned = toks(10, 4), other = toks(50, 4);
+  BlockTable a(2), b(2);
+  ASSERT_TRUE(kv.reserve(a, 4));
+  kv.cache_full_blocks(a, pinned, 4);
+  kv.pin(a, 2, 300);  // cache_control ttl 5m
+  kv.release(a);
+  ASSERT_TRUE(kv.reserve(b, 4));
+  kv.cache_full_blocks(b, other, 4);
+  kv.release(b);  // b is more recently used than a...
+  EXPECT_EQ(kv.num_pinned_blocks(), 2);
+  BlockTable c(2);
+  ASSERT_TRUE(kv.reserve(c, 4));  // ...but a is pinned: b's blocks are evicted
+  kv.release(c);
+  EXPECT_EQ(kv.find_prefix(pinned, 2).num_blocks(), 2);
+  EXPECT_EQ(kv.find_prefix(other, 2).num_blocks(), 0);
+  now = 300 * 1000;  // the TTL ran out
+  BlockTable d(2);
+  ASSERT_TRUE(kv.reserve(d, 4));
+  EXPECT_EQ(kv.num_pinned_blocks(), 0);
+  EXPECT_EQ(kv.find_prefix(pinned, 2).num_blocks(), 0);
+  kv.release(d);
+}
+
 // One block's K/V read out, the pool scribbled over, the block written back:
 // attention over it gives bit-identical output (and differs while scribbled).
 TEST(KvPool, BlockCopiedOutAndBackGivesIdenticalAttention) {
