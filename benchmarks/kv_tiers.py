@@ -133,10 +133,11 @@ def swarm_run(args, tiers):
         for turn in range(args.swarm_turns):
             rows = []
             for i, history in enumerate(sessions):
+                reusable = len(history) if turn > 0 else 0  # what the previous turn sent
                 if turn > 0:  # the tool result of the previous turn arrives
                     history += random_ids(rng, rng.randint(args.swarm_growth_min, args.swarm_growth_max))
                 ttft, _, u = stream_completion(s, history, args.swarm_output)
-                rows.append((ttft, cached(u), u["prompt_tokens"]))
+                rows.append((ttft, cached(u), u["prompt_tokens"], reusable))
             turns.append(rows)
             log(f"  {'tiers' if tiers else 'pool only'} turn {turn + 1}: cached "
                 f"{sum(r[1] for r in rows) / sum(r[2] for r in rows):.0%}, TTFT p50 {pct([r[0] for r in rows], .5):.2f} s")
@@ -156,15 +157,21 @@ def swarm(args):
         results[tiers] = swarm_run(args, tiers)
     _, pool, working_set, _ = results[True]
     print(f"Pool {pool} tokens for a working set of up to {working_set} tokens.\n")
-    print("| turn | cached, with tiers | cached, pool only | TTFT p50 / p95 with tiers | TTFT p50 / p95 pool only |")
+    print("Cached: prompt tokens served from cache (all tiers) / prompt tokens; reuse: cached / what the "
+          "session's previous turn sent (the most any cache can serve).\n")
+    print("| turn | cached (reuse), with tiers | cached (reuse), pool only | TTFT p50 / p95 with tiers | "
+          "TTFT p50 / p95 pool only |")
     print("|---|---|---|---|---|")
     for t in range(args.swarm_turns):
         cells = []
         for tiers in (True, False):
             rows = results[tiers][0][t]
-            cells.append((sum(r[1] for r in rows) / sum(r[2] for r in rows), [r[0] for r in rows]))
-        print(f"| {t + 1} | {cells[0][0]:.1%} | {cells[1][0]:.1%} | {pct(cells[0][1], .5):.2f} / {pct(cells[0][1], .95):.2f} s"
-              f" | {pct(cells[1][1], .5):.2f} / {pct(cells[1][1], .95):.2f} s |")
+            reusable = sum(r[3] for r in rows)
+            reuse = f"{sum(r[1] for r in rows) / reusable:.1%}" if reusable else "-"
+            cells.append((sum(r[1] for r in rows) / sum(r[2] for r in rows), reuse, [r[0] for r in rows]))
+        print(f"| {t + 1} | {cells[0][0]:.1%} ({cells[0][1]}) | {cells[1][0]:.1%} ({cells[1][1]}) | "
+              f"{pct(cells[0][2], .5):.2f} / {pct(cells[0][2], .95):.2f} s | "
+              f"{pct(cells[1][2], .5):.2f} / {pct(cells[1][2], .95):.2f} s |")
     v = results[True][3]
     print(f"\nWith tiers: {v['host']['promotions']} blocks promoted from host RAM, {v['disk']['promotions']} from disk; "
           f"{v['pool']['evictions']} pool evictions, {v['host']['evictions']} host-tier evictions.")
@@ -186,10 +193,8 @@ def stall_run(args, disk):
         for t in streams:
             t.start()
         time.sleep(1)
-        written = 0
         while any(t.is_alive() for t in streams):  # prefills, one after another: their blocks go to disk
-            stream_completion(s, random_ids(rng, 512), 1)
-            written += 512
+            stream_completion(s, random_ids(rng, args.stall_prefill_tokens), 1)
         for t in streams:
             t.join()
         view = cache_view(s)
@@ -201,7 +206,8 @@ def stall_run(args, disk):
 
 
 def stall(args):
-    print(f"\n### No stall: TPOT of 2 decoding streams while 512-token prefills run back to back, {args.threads} threads\n")
+    print(f"\n### No stall: TPOT of 2 decoding streams while {args.stall_prefill_tokens}-token prefills run back to back, "
+          f"{args.threads} threads\n")
     print("| round | TPOT p95 disk tier on | TPOT p95 off | ratio | p50 on / off | blocks written | dropped writes |")
     print("|---|---|---|---|---|---|---|")
     for rep in range(args.rounds):
@@ -227,6 +233,7 @@ def main():
     p.add_argument("--swarm-output", type=int, default=16)
     p.add_argument("--swarm-host-gib", type=float, default=4)
     p.add_argument("--stall-decode-tokens", type=int, default=128)
+    p.add_argument("--stall-prefill-tokens", type=int, default=512)
     p.add_argument("--serve-args", nargs="*", default=[], help="extra `llmesh serve` flags")
     args = p.parse_args()
     for name in args.only.split(","):

@@ -2,6 +2,7 @@
 // answer 503 while the model loads), then loads the model, starts the engine
 // and opens the model endpoints.
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <thread>
@@ -56,8 +57,9 @@ kv::KvTierOptions tier_options(const ServeOptions& o, int64_t pool_bytes) {
   }
   if (!o.kv_disk_dir.empty()) {
     t.disk_dir = o.kv_disk_dir;
+    if (t.disk_dir.starts_with("~/") && std::getenv("HOME")) t.disk_dir = std::getenv("HOME") + t.disk_dir.substr(1);
     t.disk_bytes = o.kv_disk_gib > 0 ? int64_t(o.kv_disk_gib * double(1ull << 30))
-                                     : std::min<int64_t>(int64_t(free_disk_bytes(o.kv_disk_dir) / 2), int64_t(64) << 30);
+                                     : std::min<int64_t>(int64_t(free_disk_bytes(t.disk_dir) / 2), int64_t(64) << 30);
   }
   return t;
 }
