@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "engine/finish_reason.h"
+#include "engine/reasoning_budget.h"
+#include "engine/repetition_guard.h"
 #include "engine/sampling_params.h"
 #include "engine/token_constraint.h"
 
@@ -24,6 +26,8 @@ struct Request {
   int32_t num_top_logprobs = -1;        // -1: no logprobs; 0: the sampled token's; k: plus top k
   bool return_first_logits = false;     // the first event carries the raw logits at the last prompt position
   std::shared_ptr<TokenConstraint> constraint;  // null: unconstrained
+  ReasoningBudgetOptions reasoning_budget;      // forces the end of reasoning after a budget (default: none)
+  RepetitionGuardOptions loop_guard;            // ends a generation stuck in a loop (default: off)
 };
 
 struct TopLogprob {
