@@ -157,6 +157,9 @@ PreparedGeneration prepare(const ServerContext& ctx, const GenerationRequest& re
   prepared.engine_request.constraint = make_output_constraint(
       ctx, request.constraint, reasoning_prefix(prepared.pipeline.parser, request.enable_thinking),
       &prepared.unenforced_keywords);
+  // A constrained output ends where its grammar does (closed within max_tokens by the
+  // constraint's budget rule); cutting it at a loop would break the JSON it guarantees.
+  if (prepared.engine_request.constraint) prepared.engine_request.loop_guard = {};
   return prepared;
 }
 

@@ -23,9 +23,9 @@ inline constexpr const char* kIgnoredPartsHeader = "x-llmesh-ignored-request-par
 
 class IgnoredParts {
  public:
-  // Records one ignored kind for this request (once), and logs it the first
-  // time any request of `endpoint` ignores it.
-  void add(std::string_view endpoint, std::string kind);
+  // Records one ignored kind for this request (once; made printable and
+  // bounded), and logs it the first time any request of `endpoint` ignores it.
+  void add(std::string_view endpoint, std::string_view kind);
   const std::vector<std::string>& kinds() const { return kinds_; }
   bool empty() const { return kinds_.empty(); }
 

@@ -30,6 +30,11 @@ std::vector<int32_t> marker_ids(const text::Tokenizer& tokenizer, const std::str
   return tokenizer.encode(marker);
 }
 
+// Bounds-checked: an id the tokenizer does not know is no text.
+std::string bytes_of(const text::Tokenizer& tokenizer, int32_t id) {
+  return id >= 0 && id < tokenizer.vocab_size() ? tokenizer.token_bytes(id) : std::string();
+}
+
 }  // namespace
 
 ReasoningEffort parse_reasoning_effort(const std::string& value, const std::string& param, ErrorStyle style) {
@@ -53,8 +58,10 @@ engine::ReasoningBudgetOptions reasoning_budget_options(const text::Tokenizer& t
   // Thinking off: the template closed an empty block already, unless the prompt itself opened one.
   if (!request.enable_thinking && !parser.starts_in_reasoning) return budget;
   budget.max_tokens = *request.reasoning_budget_tokens;
-  budget.open_ids = marker_ids(tokenizer, parser.reasoning_open);
+  budget.open_marker = parser.reasoning_open;
+  budget.close_marker = parser.reasoning_close;
   budget.close_ids = marker_ids(tokenizer, parser.reasoning_close);
+  budget.token_bytes = [&tokenizer](int32_t id) { return bytes_of(tokenizer, id); };  // the model outlives requests
   budget.starts_in_reasoning = parser.starts_in_reasoning;
   return budget;
 }

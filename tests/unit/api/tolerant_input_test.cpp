@@ -5,8 +5,6 @@
 // protocol reads the same way.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-
 #include "api/anthropic_request.h"
 #include "api/api_error.h"
 #include "api/ignored_parts.h"
@@ -22,9 +20,7 @@ namespace {
 using nlohmann::json;
 using OJson = nlohmann::ordered_json;
 
-bool has(const IgnoredParts& ignored, const std::string& kind) {
-  return std::find(ignored.kinds().begin(), ignored.kinds().end(), kind) != ignored.kinds().end();
-}
+using Kinds = std::vector<std::string>;  // what a parser ignored, in the order it met them
 
 // The ApiError `fn` throws (fails the test when it does not).
 template <typename Fn>
@@ -50,14 +46,9 @@ TEST(TolerantInput, ResponsesIgnoresUnknownItemsToolsAndFields) {
                 {"type": "web_search"}, {"type": "namespace", "tools": []}]})"));
   EXPECT_EQ(r.messages, json::parse(R"([{"role": "system", "content": "sys"}, {"role": "user", "content": "hi"}])"));
   EXPECT_EQ(r.tools.size(), 1u);
-  EXPECT_TRUE(has(r.ignored, "input item type 'additional_tools'"));
-  EXPECT_TRUE(has(r.ignored, "input item type 'web_search_call'"));
-  EXPECT_TRUE(has(r.ignored, "tool type 'web_search'"));
-  EXPECT_TRUE(has(r.ignored, "tool type 'namespace'"));
-  EXPECT_TRUE(has(r.ignored, "field 'client_metadata'"));
-  EXPECT_FALSE(has(r.ignored, "field 'store'"));  // used
-  EXPECT_FALSE(has(r.ignored, "field 'input'"));
-  EXPECT_EQ(r.ignored.kinds().size(), 5u);
+  // Fields the server reads (store, stream, input, tools, …) are not listed.
+  EXPECT_EQ(r.ignored.kinds(), (Kinds{"input item type 'additional_tools'", "input item type 'web_search_call'",
+                                      "tool type 'web_search'", "tool type 'namespace'", "field 'client_metadata'"}));
 }
 
 TEST(TolerantInput, ResponsesRefusesContentTheModelMustSee) {
@@ -83,12 +74,8 @@ TEST(TolerantInput, ChatIgnoresMessageKeysToolsAndFieldsButNotUnknownParts) {
       "tools": [{"type": "function", "function": {"name": "f"}}, {"type": "custom", "custom": {"name": "g"}}]})"));
   EXPECT_EQ(r.messages, json::parse(R"([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "no"}])"));
   EXPECT_EQ(r.tools.size(), 1u);
-  EXPECT_TRUE(has(r.ignored, "message field 'cache_control'"));
-  EXPECT_TRUE(has(r.ignored, "message field 'annotations'"));
-  EXPECT_TRUE(has(r.ignored, "tool type 'custom'"));
-  EXPECT_TRUE(has(r.ignored, "field 'user'"));
-  EXPECT_TRUE(has(r.ignored, "field 'parallel_tool_calls'"));
-  EXPECT_EQ(r.ignored.kinds().size(), 5u);
+  EXPECT_EQ(r.ignored.kinds(), (Kinds{"message field 'cache_control'", "message field 'annotations'",
+                                      "field 'parallel_tool_calls'", "field 'user'", "tool type 'custom'"}));
 
   for (const char* type : {"image_url", "input_audio", "file", "video"}) {
     SCOPED_TRACE(type);
@@ -119,13 +106,10 @@ TEST(TolerantInput, AnthropicSkipsRecordBlocksAndReportsFields) {
   EXPECT_EQ(json(r.messages), json::parse(R"([{"role": "user", "content": "search"},
                                               {"role": "assistant", "content": "found it"},
                                               {"role": "user", "content": "T\nhttps://x\nbody\nthanks"}])"));
-  EXPECT_TRUE(has(r.ignored, "content block type 'server_tool_use'"));
-  EXPECT_TRUE(has(r.ignored, "content block type 'web_search_tool_result'"));
-  EXPECT_TRUE(has(r.ignored, "content block type 'redacted_thinking'"));
-  EXPECT_TRUE(has(r.ignored, "content block type 'mcp_tool_result'"));
-  EXPECT_TRUE(has(r.ignored, "field 'metadata'"));
-  EXPECT_TRUE(has(r.ignored, "field 'context_management'"));
-  EXPECT_EQ(r.ignored.kinds().size(), 6u);
+  EXPECT_EQ(r.ignored.kinds(),
+            (Kinds{"content block type 'server_tool_use'", "content block type 'web_search_tool_result'",
+                   "content block type 'redacted_thinking'", "content block type 'mcp_tool_result'",
+                   "field 'metadata'", "field 'context_management'"}));
 }
 
 TEST(TolerantInput, AnthropicRefusesBlocksOfUnknownTypeAndImages) {
@@ -148,9 +132,12 @@ TEST(TolerantInput, IgnoredKindsAreRecordedOncePerRequestAndMadeHeaderSafe) {
   IgnoredParts ignored;
   ignored.add("/v1/test", "field 'a'");
   ignored.add("/v1/test", "field 'a'");
-  ignored.add("/v1/test", "field 'b\xc3\xa9'");
-  EXPECT_EQ(ignored.kinds().size(), 2u);
-  EXPECT_EQ(header_list_value(ignored.kinds()), "field 'a', field 'b??'");
+  ignored.add("/v1/test", "field 'b\xc3\xa9\n'");
+  ignored.add("/v1/test", "field '" + std::string(500, 'x') + "'");
+  ASSERT_EQ(ignored.kinds().size(), 3u);
+  EXPECT_EQ(ignored.kinds()[1], "field 'b???'");  // no forged log lines from client-chosen names
+  EXPECT_EQ(ignored.kinds()[2], "field '" + std::string(89, 'x') + "...");
+  EXPECT_EQ(header_list_value({"a", "b"}), "a, b");
   const std::string long_value = header_list_value(std::vector<std::string>(2000, "field 'xyz'"));
   EXPECT_EQ(long_value.size(), 4096u);
   EXPECT_TRUE(long_value.ends_with("..."));
@@ -210,8 +197,10 @@ TEST(ReasoningEffort, TheBudgetSitsBetweenTheTemplatesMarkers) {
   const engine::ReasoningBudgetOptions budget = reasoning_budget_options(*tok, parser, request);
   EXPECT_TRUE(budget.enabled());
   EXPECT_EQ(budget.max_tokens, 12);
-  EXPECT_EQ(budget.open_ids, std::vector<int32_t>{*tok->token_id("<think>")});  // one special token each
-  EXPECT_EQ(budget.close_ids, std::vector<int32_t>{*tok->token_id("</think>")});
+  EXPECT_EQ(budget.open_marker, "<think>");
+  EXPECT_EQ(budget.close_marker, "</think>");
+  EXPECT_EQ(budget.close_ids, std::vector<int32_t>{*tok->token_id("</think>")});  // one special token
+  EXPECT_EQ(budget.token_bytes(*tok->token_id("<think>")), "<think>");
   EXPECT_FALSE(budget.starts_in_reasoning);
   parser.starts_in_reasoning = true;
   EXPECT_TRUE(reasoning_budget_options(*tok, parser, request).starts_in_reasoning);
