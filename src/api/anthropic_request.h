@@ -16,7 +16,9 @@
 //   a final assistant message (no tool_use) -> assistant_prefill: the response continues it
 // Key order of every object is kept (ordered_json): the prompt shows tool schemas
 // and tool-call inputs the way the client sent them, turn after turn.
-// cache_control, metadata, context_management and unknown keys are accepted and ignored.
+// cache_control, metadata, context_management and unknown keys are accepted and ignored
+// (top-level ones are listed in `ignored`); blocks recording server-side work are skipped,
+// blocks of an unknown type are a 400 (see ignored_parts.h).
 // Every problem is an ApiError 400 whose message names the field ("messages.2.content.0.type").
 #pragma once
 
@@ -44,10 +46,13 @@ struct MessagesRequest {
   std::string forced_tool_name;  // tool_choice {type: "tool", name}
   // The template's reasoning switch (Qwen3 enable_thinking). See resolve_thinking().
   bool enable_thinking = false;
-  std::optional<int64_t> thinking_budget_tokens;  // accepted; not enforced
+  std::optional<int64_t> thinking_budget_tokens;  // thinking.budget_tokens as given
   std::string effort;                             // output_config.effort ("" when absent)
+  // What the engine enforces with thinking on: budget_tokens, else the effort's (reasoning_effort.h).
+  std::optional<int64_t> reasoning_budget_tokens;
   nlohmann::ordered_json output_schema;           // output_config.format json_schema; null when absent
   int num_dropped_system_blocks = 0;              // billing-header blocks left out of the prompt
+  IgnoredParts ignored;  // record blocks and unused top-level fields (see ignored_parts.h)
 };
 
 enum class MessagesEndpoint { Create, CountTokens };
@@ -60,7 +65,7 @@ MessagesRequest parse_messages_request(const nlohmann::ordered_json& body, Messa
 
 // The reasoning switch from `thinking` and `output_config.effort`:
 //   {type: "enabled", budget_tokens} -> on;  {type: "disabled"} -> off;
-//   {type: "adaptive"} -> on, except with effort "low";
+//   {type: "adaptive"} -> on, except with effort "off" or "none";
 //   absent -> kDefaultEnableThinking (off, as in the Anthropic API: no extended thinking unless asked).
 bool resolve_thinking(const std::string& thinking_type, const std::string& effort);
 

@@ -50,6 +50,8 @@ std::string_view anthropic_stop_reason(engine::FinishReason reason, bool emitted
       return "stop_sequence";
     case engine::FinishReason::Eos:
       return emitted_tool_use ? "tool_use" : "end_turn";
+    case engine::FinishReason::Repetition:  // the loop guard: the turn ends as if the model had stopped
+      return "end_turn";
     case engine::FinishReason::Aborted:
     case engine::FinishReason::None:
       break;

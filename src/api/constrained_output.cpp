@@ -140,15 +140,4 @@ nlohmann::ordered_json ordered_value_at(const std::string& body, std::initialize
   return *node;
 }
 
-std::string unenforced_keywords_header_value(const std::vector<std::string>& keywords) {
-  constexpr size_t kMaxHeaderBytes = 4096;
-  std::string value;
-  for (const auto& keyword : keywords) {
-    if (!value.empty()) value += ", ";
-    for (unsigned char c : keyword) value += (c >= 0x20 && c < 0x7f) ? char(c) : '?';
-  }
-  if (value.size() > kMaxHeaderBytes) value = value.substr(0, kMaxHeaderBytes - 3) + "...";
-  return value;
-}
-
 }  // namespace llmesh::api

@@ -56,8 +56,7 @@ nlohmann::ordered_json ordered_value_at(const std::string& body, std::initialize
                                         const nlohmann::json& fallback);
 
 // Schema keywords the grammar could not enforce, reported to the client in
-// this response header (comma-separated, made header-safe and bounded).
+// this response header (ignored_parts.h's header_list_value).
 inline constexpr const char* kUnenforcedKeywordsHeader = "x-llmesh-unenforced-schema-keywords";
-std::string unenforced_keywords_header_value(const std::vector<std::string>& keywords);
 
 }  // namespace llmesh::api

@@ -1,6 +1,7 @@
 #include "api/generation_driver.h"
 
 #include "api/api_error.h"
+#include "core/log.h"
 
 namespace llmesh::api {
 
@@ -24,7 +25,13 @@ bool drive_generation(ServerContext& ctx, ActiveGeneration& gen, TokenTextPipeli
     ctx.metrics.observe_request(ttft, seconds_between(gen.arrival, now), pipeline.num_generated_tokens(), succeeded);
   };
 
+  bool cancelled_by_drain = false;
   while (!pipeline.finished()) {
+    // A drain ran out of time: the engine ends the request (an Aborted event), the stream closes normally.
+    if (!cancelled_by_drain && ctx.cancel_generations.load(std::memory_order_relaxed)) {
+      gen.handle->cancel();
+      cancelled_by_drain = true;
+    }
     engine::TokenEvent event;
     bool timed_out = false;
     PipelineOutput output;
@@ -55,6 +62,11 @@ bool drive_generation(ServerContext& ctx, ActiveGeneration& gen, TokenTextPipeli
       observe(false);
       return false;
     }
+  }
+  if (pipeline.finish_reason() == engine::FinishReason::Repetition) {
+    ctx.metrics.count_loop_guard_stop();
+    log_info("{}: the loop guard ended the generation after {} tokens (the output repeats itself)", gen.request_id,
+             pipeline.num_generated_tokens());
   }
   observe(pipeline.finish_reason() != engine::FinishReason::Aborted);
   return true;

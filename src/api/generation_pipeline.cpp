@@ -4,6 +4,7 @@
 
 #include "api/api_error.h"
 #include "api/output_options.h"
+#include "api/reasoning_effort.h"
 #include "core/error.h"
 #include "core/log.h"
 
@@ -47,8 +48,16 @@ int64_t room_for_output(const ServerContext& ctx, int64_t num_prompt_tokens) {
 }
 
 // The engine request for a prompt whose output limit is already fitted.
+// The loop guard a request gets: the endpoint's default, switched and tuned by its loop_guard.
+engine::RepetitionGuardOptions loop_guard_options(const ServerOptions& options, const LoopGuardRequest& guard,
+                                                  bool on_by_default) {
+  if (!guard.enabled.value_or(on_by_default)) return {};
+  return {guard.window_tokens.value_or(options.loop_guard_tokens),
+          guard.max_period.value_or(options.loop_guard_max_period)};
+}
+
 engine::Request engine_request(const ServerContext& ctx, std::vector<int32_t> prompt_ids,
-                               const GenerationParams& params, int64_t max_tokens) {
+                               const GenerationParams& params, int64_t max_tokens, bool loop_guard_by_default) {
   engine::Request request;
   request.prompt_ids = std::move(prompt_ids);
   request.sampling = params.sampling(ctx.model->files.generation);
@@ -57,16 +66,18 @@ engine::Request engine_request(const ServerContext& ctx, std::vector<int32_t> pr
   request.ignore_eos = params.ignore_eos;
   request.num_top_logprobs = params.logprobs ? params.top_logprobs : -1;
   request.cache_ttl_seconds = params.cache_ttl_seconds;
+  request.loop_guard = loop_guard_options(ctx.options, params.loop_guard, loop_guard_by_default);
   return request;
 }
 
 PreparedGeneration prepare_tokens(const ServerContext& ctx, std::vector<int32_t> prompt_ids,
-                                  const GenerationParams& params, const OutputLimitPolicy& policy) {
+                                  const GenerationParams& params, const OutputLimitPolicy& policy,
+                                  bool loop_guard_by_default) {
   const int64_t num_prompt = int64_t(prompt_ids.size());
   if (num_prompt == 0) fail_param("messages", "the prompt is empty after tokenization");
   const int64_t max_tokens = fit_output_tokens(ctx, num_prompt, params.max_tokens, policy);
   PreparedGeneration prepared;
-  prepared.engine_request = engine_request(ctx, std::move(prompt_ids), params, max_tokens);
+  prepared.engine_request = engine_request(ctx, std::move(prompt_ids), params, max_tokens, loop_guard_by_default);
   prepared.pipeline.stop_strings = params.stop;
   prepared.pipeline.collect_logprobs = params.logprobs;
   return prepared;
@@ -137,18 +148,26 @@ ReasoningPrefix reasoning_prefix(const text::OutputParserOptions& parser, bool e
 
 PreparedGeneration prepare(const ServerContext& ctx, const GenerationRequest& request) {
   PreparedPrompt prompt = tokenize_prompt(ctx, request);
-  PreparedGeneration prepared = prepare_tokens(ctx, std::move(prompt.ids), request.params, request.output_limit);
+  PreparedGeneration prepared = prepare_tokens(ctx, std::move(prompt.ids), request.params, request.output_limit,
+                                               /*loop_guard_by_default=*/true);
   prepared.prompt = std::move(prompt.text);
+  prepared.ignored = request.ignored;
   prepared.pipeline.parser = output_parser_options(ctx, prepared.prompt, request.parse_tool_calls);
+  prepared.engine_request.reasoning_budget =
+      reasoning_budget_options(*ctx.model->tokenizer, prepared.pipeline.parser, request);
   prepared.engine_request.constraint = make_output_constraint(
       ctx, request.constraint, reasoning_prefix(prepared.pipeline.parser, request.enable_thinking),
       &prepared.unenforced_keywords);
+  // A constrained output ends where its grammar does (closed within max_tokens by the
+  // constraint's budget rule); cutting it at a loop would break the JSON it guarantees.
+  if (prepared.engine_request.constraint) prepared.engine_request.loop_guard = {};
   return prepared;
 }
 
 PreparedGeneration prepare_completion(const ServerContext& ctx, std::vector<int32_t> prompt_ids,
                                       const GenerationParams& params) {
-  PreparedGeneration prepared = prepare_tokens(ctx, std::move(prompt_ids), params, OutputLimitPolicy{});
+  PreparedGeneration prepared =
+      prepare_tokens(ctx, std::move(prompt_ids), params, OutputLimitPolicy{}, /*loop_guard_by_default=*/false);
   prepared.pipeline.parser.parse_reasoning = false;
   prepared.pipeline.parser.parse_tool_calls = false;
   return prepared;
@@ -157,9 +176,10 @@ PreparedGeneration prepare_completion(const ServerContext& ctx, std::vector<int3
 StartedGeneration start_generation(ServerContext& ctx, PreparedGeneration prepared, std::string request_id,
                                    Clock::time_point arrival, httplib::Response& res) {
   if (!prepared.unenforced_keywords.empty()) {
-    res.set_header(kUnenforcedKeywordsHeader, unenforced_keywords_header_value(prepared.unenforced_keywords));
+    res.set_header(kUnenforcedKeywordsHeader, header_list_value(prepared.unenforced_keywords));
     log_debug("{}: schema keywords not enforced: {}", request_id, fmt::join(prepared.unenforced_keywords, "; "));
   }
+  if (!prepared.ignored.empty()) res.set_header(kIgnoredPartsHeader, header_list_value(prepared.ignored.kinds()));
   ActiveGeneration gen;
   gen.request_id = request_id;
   gen.num_prompt_tokens = prepared.num_prompt_tokens();

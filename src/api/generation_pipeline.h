@@ -7,6 +7,8 @@
 //   tokenize           -> prompt ids (BOS as the tokenizer wants)
 //   fit_output_tokens  max_tokens against the context and the KV pool, by the request's OutputLimitPolicy
 //   parser options     reasoning / tool-call parsing, decided from the model and the rendered prompt
+//   reasoning budget   the end-of-reasoning marker forced when the request's budget is spent
+//   loop guard         the server's defaults (on here, off for completions) and the request's loop_guard
 //   constraint         ConstraintSpec -> grammar, after the reasoning block the prompt or the model opens
 //   start_generation   engine Request -> Engine::submit (429 when the queue is full)
 //
@@ -42,6 +44,7 @@ struct PreparedGeneration {
   engine::Request engine_request;  // all but request_id (set by start_generation); max_tokens fits the context
   PipelineOptions pipeline;        // stop strings, logprobs, the output parser
   std::vector<std::string> unenforced_keywords;  // schema keywords the constraint cannot enforce
+  IgnoredParts ignored;                          // request parts the parser ignored
 
   int64_t num_prompt_tokens() const { return int64_t(engine_request.prompt_ids.size()); }
 };
@@ -84,7 +87,8 @@ PreparedGeneration prepare_completion(const ServerContext& ctx, std::vector<int3
                                       const GenerationParams& params);
 
 // Submits to the engine (ApiError 429 when the queue is full, 400 when the
-// request can never fit); reports unenforced schema keywords in a response header.
+// request can never fit); reports unenforced schema keywords and ignored request
+// parts in response headers.
 StartedGeneration start_generation(ServerContext& ctx, PreparedGeneration prepared, std::string request_id,
                                    Clock::time_point arrival, httplib::Response& res);
 

@@ -8,6 +8,8 @@
 //   field              chat completions                 Responses                     Anthropic Messages
 //   messages, tools    messages, tools                  input items, function tools   content blocks, tools
 //   enable_thinking    chat_template_kwargs / top level reasoning.effort              thinking (+ output_config.effort)
+//                      (or reasoning_effort)
+//   reasoning budget   reasoning_effort                 reasoning.effort              thinking.budget_tokens / effort
 //   constraint         response_format, tool_choice     text.format, tool_choice      output_config.format, tool_choice
 //   output limit       max_(completion_)tokens: reject  max_output_tokens: reject     max_tokens: clamp
 //
@@ -15,10 +17,12 @@
 // format PipelineOutputs as its events; nothing in the pipeline changes.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "api/ignored_parts.h"
 #include "api/openai_request.h"
 
 namespace llmesh::api {
@@ -26,9 +30,10 @@ namespace llmesh::api {
 // The reasoning switch when the client sends none, the same for every
 // protocol: thinking off. The template always receives the switch explicitly
 // (Qwen3's enable_thinking), so its own default never applies:
-//   chat       chat_template_kwargs.enable_thinking or top-level enable_thinking
-//   Responses  reasoning.effort: none/minimal off, low..xhigh on
-//   Anthropic  thinking {type: enabled} on, {type: adaptive} on unless output_config.effort is "low", disabled off
+//   chat       chat_template_kwargs.enable_thinking or top-level enable_thinking; else reasoning_effort
+//   Responses  reasoning.effort: off/none off, minimal..xhigh on
+//   Anthropic  thinking {type: enabled} on, {type: adaptive} on unless output_config.effort is off/none,
+//              disabled off
 // Off because that is what the Anthropic API means by an absent `thinking`
 // (Claude Code turns it on when it wants it), and answers without a reasoning
 // preamble are what an OpenAI client that never heard of reasoning expects.
@@ -85,6 +90,7 @@ struct GenerationRequest {
   nlohmann::json template_kwargs = nlohmann::json::object();  // extra template variables (never enable_thinking)
   std::string assistant_prefill;  // appended after the generation prompt: the answer continues it
   bool enable_thinking = kDefaultEnableThinking;
+  std::optional<int64_t> reasoning_budget_tokens;  // absent: unlimited (see reasoning_effort.h)
 
   // Sampling, stop strings, logprobs, min_tokens, ignore_eos, max_tokens (as
   // requested; absent: whatever fits), and the wire's model / stream flags.
@@ -93,6 +99,7 @@ struct GenerationRequest {
   ConstraintSpec constraint;
   bool parse_tool_calls = false;  // tools given and not switched off: tool-call syntax becomes tool calls
   ErrorStyle error_style = ErrorStyle::OpenAI;
+  IgnoredParts ignored;  // what the protocol parser ignored: reported in a response header
 };
 
 }  // namespace llmesh::api

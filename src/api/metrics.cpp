@@ -75,6 +75,11 @@ void ServerMetrics::count_http_error(int http_status) {
   (http_status >= 500 ? num_http_errors_5xx_ : num_http_errors_4xx_)++;
 }
 
+void ServerMetrics::count_loop_guard_stop() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++num_loop_guard_stops_;
+}
+
 std::string ServerMetrics::render(const engine::EngineStats& s, const std::string& model_name) const {
   const std::string labels = fmt::format("model_name=\"{}\"", model_name);
   std::string out;
@@ -109,6 +114,8 @@ std::string ServerMetrics::render(const engine::EngineStats& s, const std::strin
            "# TYPE llmesh:http_errors_total counter\n";
     out += fmt::format("llmesh:http_errors_total{{{},class=\"4xx\"}} {}\n", labels, num_http_errors_4xx_);
     out += fmt::format("llmesh:http_errors_total{{{},class=\"5xx\"}} {}\n", labels, num_http_errors_5xx_);
+    gauge(out, "llmesh:loop_guard_stops_total", "Generations ended by the repetition-loop guard.", labels,
+          double(num_loop_guard_stops_), "counter");
   }
   ttft_.render(out, "llmesh:time_to_first_token_seconds", "Time to first token.", labels);
   time_per_output_token_.render(out, "llmesh:time_per_output_token_seconds", "Time per output token after the first.",

@@ -38,6 +38,7 @@ class ServerMetrics {
   // One finished request's timeline (seconds from arrival).
   void observe_request(double ttft_seconds, double e2e_seconds, int64_t num_output_tokens, bool succeeded);
   void count_http_error(int http_status);
+  void count_loop_guard_stop();  // a generation the loop guard ended
 
   std::string render(const engine::EngineStats& stats, const std::string& model_name) const;
 
@@ -50,6 +51,7 @@ class ServerMetrics {
   int64_t num_requests_failed_ = 0;
   int64_t num_http_errors_4xx_ = 0;
   int64_t num_http_errors_5xx_ = 0;
+  int64_t num_loop_guard_stops_ = 0;
 };
 
 }  // namespace llmesh::api

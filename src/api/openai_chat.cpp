@@ -101,8 +101,10 @@ GenerationRequest to_generation_request(const ChatCompletionRequest& request, co
   out.template_kwargs = request.template_kwargs;
   out.template_kwargs.erase("enable_thinking");
   out.enable_thinking = request.enable_thinking.value_or(kDefaultEnableThinking);
+  out.reasoning_budget_tokens = request.reasoning_budget_tokens;
   out.params = request.params;
   out.parse_tool_calls = request.parse_tool_calls;
+  out.ignored = request.ignored;
   if (request.tool_call_required) {
     out.constraint =
         ConstraintSpec::tool_call(ordered_value_at(body, {"tools"}, request.tools), request.forced_tool_name);

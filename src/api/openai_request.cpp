@@ -5,6 +5,7 @@
 #include "api/api_error.h"
 #include "api/generation_fields.h"
 #include "api/json_fields.h"
+#include "api/reasoning_effort.h"
 
 namespace llmesh::api {
 
@@ -54,6 +55,14 @@ GenerationParams parse_generation_params(const json& body) {
   return p;
 }
 
+constexpr std::string_view kChatEndpoint = "/v1/chat/completions";
+
+// Message keys the server or the chat templates use; others are dropped (and reported).
+bool is_known_message_key(const std::string& key) {
+  return key == "role" || key == "content" || key == "name" || key == "tool_calls" || key == "tool_call_id" ||
+         key == "reasoning_content";
+}
+
 json normalize_content(const json& content, const std::string& where) {
   if (content.is_null() || content.is_string()) return content;
   if (!content.is_array()) {
@@ -66,12 +75,19 @@ json normalize_content(const json& content, const std::string& where) {
     if (!part.is_object()) fail_param(part_where, "'{}' must be an object", part_where);
     auto type = part.find("type");
     if (type == part.end() || !type->is_string()) fail_param(part_where + ".type", "'{}.type' is required", part_where);
-    if (*type != "text" && *type != "input_text") {
-      fail_param(part_where + ".type", "content part type '{}' is not supported (only text)", type->get<std::string>());
+    const std::string type_name = type->get<std::string>();
+    // The model must see every part of a message: a part it cannot see is refused, never skipped.
+    if (type_name == "image_url" || type_name == "input_image" || type_name == "input_audio" || type_name == "file") {
+      fail_param(part_where + ".type", "content part type '{}' is not supported: this server's model takes text only",
+                 type_name);
     }
-    auto value = part.find("text");
+    const char* text_key = type_name == "refusal" ? "refusal" : "text";
+    if (type_name != "text" && type_name != "input_text" && type_name != "refusal") {
+      fail_param(part_where + ".type", "unknown content part type '{}' in '{}' (text parts only)", type_name, where);
+    }
+    auto value = part.find(text_key);
     if (value == part.end() || !value->is_string()) {
-      fail_param(part_where + ".text", "'{}.text' must be a string", part_where);
+      fail_param(part_where + "." + text_key, "'{}.{}' must be a string", part_where, text_key);
     }
     if (j > 0) text += "\n";  // the same joining rule as ChatTemplate
     text += value->get<std::string>();
@@ -96,7 +112,7 @@ engine::SamplingParams GenerationParams::sampling(const model::GenerationDefault
 
 json parse_json_body(const std::string& body) { return parse_json_object_body<json>(body); }
 
-json normalize_messages(const json& messages) {
+json normalize_messages(const json& messages, IgnoredParts* ignored) {
   if (!messages.is_array()) fail_param("messages", "'messages' must be an array, got {}", type_name(messages));
   if (messages.empty()) fail_param("messages", "'messages' must not be empty");
   json out = json::array();
@@ -112,7 +128,14 @@ json normalize_messages(const json& messages) {
       fail_param(where + ".role", "'{}.role' must be one of system, developer, user, assistant, tool; got '{}'",
                  where, role_name);
     }
-    json normalized = m;
+    json normalized = json::object();
+    for (auto it = m.begin(); it != m.end(); ++it) {
+      if (is_known_message_key(it.key())) {
+        normalized[it.key()] = it.value();
+      } else if (ignored) {
+        ignored->add(kChatEndpoint, "message field '" + it.key() + "'");
+      }
+    }
     if (role_name == "developer") normalized["role"] = "system";  // templates know "system"
     auto content = m.find("content");
     if (content == m.end() || content->is_null()) {
@@ -134,7 +157,14 @@ ChatCompletionRequest parse_chat_completion_request(const json& body) {
   r.params = parse_generation_params(body);
   auto messages = body.find("messages");
   if (messages == body.end()) fail_param("messages", "'messages' is required");
-  r.messages = normalize_messages(*messages);
+  r.messages = normalize_messages(*messages, &r.ignored);
+  add_unknown_fields(body,
+                     {"model", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k",
+                      "min_p", "repetition_penalty", "presence_penalty", "frequency_penalty", "n", "min_tokens", "stop",
+                      "stream", "stream_options", "seed", "ignore_eos", "logprobs", "top_logprobs", "tools",
+                      "tool_choice", "response_format", "chat_template_kwargs", "enable_thinking", "reasoning_effort",
+                      "loop_guard"},
+                     kChatEndpoint, r.ignored);
 
   if (auto lp = bool_field(body, "logprobs")) r.params.logprobs = *lp;
   if (auto k = integer_field(body, "top_logprobs", 0, 20)) {
@@ -150,7 +180,11 @@ ChatCompletionRequest parse_chat_completion_request(const json& body) {
       const std::string where = fmt::format("tools[{}]", i);
       if (!tool.is_object()) fail_param(where, "'{}' must be an object", where);
       auto type = tool.find("type");
-      if (type != tool.end() && *type != "function") fail_param(where + ".type", "only function tools are supported");
+      if (type != tool.end() && !type->is_string()) fail_param(where + ".type", "'{}.type' must be a string", where);
+      if (type != tool.end() && *type != "function") {  // custom and hosted tools: not offered to the model
+        r.ignored.add(kChatEndpoint, "tool type '" + type->get<std::string>() + "'");
+        continue;
+      }
       auto function = tool.find("function");
       if (function == tool.end() || !function->is_object()) {
         fail_param(where + ".function", "'{}.function' must be an object", where);
@@ -222,6 +256,14 @@ ChatCompletionRequest parse_chat_completion_request(const json& body) {
     if (auto t = bool_field(*kwargs, "enable_thinking")) r.enable_thinking = *t;
   }
   if (auto t = bool_field(body, "enable_thinking")) r.enable_thinking = *t;
+  if (const json* effort = field(body, "reasoning_effort")) {
+    if (!effort->is_string())
+      fail_param("reasoning_effort", "'reasoning_effort' must be a string, got {}", type_name(*effort));
+    const ReasoningEffort level = parse_reasoning_effort(effort->get<std::string>(), "reasoning_effort",
+                                                         ErrorStyle::OpenAI);
+    if (!r.enable_thinking) r.enable_thinking = level.enable_thinking;  // an explicit enable_thinking wins
+    r.reasoning_budget_tokens = level.budget_tokens;
+  }
   return r;
 }
 

@@ -9,10 +9,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/ignored_parts.h"
 #include "engine/sampling_params.h"
 #include "model/model_files.h"
 
 namespace llmesh::api {
+
+// A request's `loop_guard` (true, false, or {"tokens": K, "max_period": P}):
+// what it sets; the rest comes from the server's flags and the endpoint's default.
+struct LoopGuardRequest {
+  std::optional<bool> enabled;
+  std::optional<int64_t> window_tokens;
+  std::optional<int32_t> max_period;
+};
 
 // The generation controls of a request, as parsed from any protocol (chat
 // completions, completions, Responses, Anthropic Messages).
@@ -32,6 +41,7 @@ struct GenerationParams {
   bool logprobs = false;
   int32_t top_logprobs = 0;
   int64_t cache_ttl_seconds = 0;  // pin the prompt's cached blocks this long (cache_retention.h); 0: LRU only
+  LoopGuardRequest loop_guard;  // the llmesh extension `loop_guard`
 
   engine::SamplingParams sampling(const model::GenerationDefaults& defaults) const;
 };
@@ -49,7 +59,9 @@ struct ChatCompletionRequest {
   // json_object ({"type": "object"}); absent for text.
   std::optional<nlohmann::json> response_schema;
   std::optional<bool> enable_thinking;
+  std::optional<int64_t> reasoning_budget_tokens;  // from reasoning_effort (see reasoning_effort.h)
   nlohmann::json template_kwargs;  // chat_template_kwargs (object)
+  IgnoredParts ignored;            // fields, message keys and tools not used (see ignored_parts.h)
 };
 
 struct CompletionRequest {
@@ -65,7 +77,8 @@ CompletionRequest parse_completion_request(const nlohmann::json& body);
 // The body as JSON, or ApiError 400 saying why it is not a JSON object.
 nlohmann::json parse_json_body(const std::string& body);
 
-// Messages for the chat template: content parts joined into one string.
-nlohmann::json normalize_messages(const nlohmann::json& messages);
+// Messages for the chat template: content parts joined into one string;
+// message keys no template uses are dropped and recorded in *ignored (may be null).
+nlohmann::json normalize_messages(const nlohmann::json& messages, IgnoredParts* ignored = nullptr);
 
 }  // namespace llmesh::api

@@ -44,7 +44,9 @@ GenerationRequest to_generation_request(const ResponsesRequest& request, const s
   out.messages = nlohmann::ordered_json(request.messages);
   out.tools = nlohmann::ordered_json(request.tools);
   out.enable_thinking = request.enable_thinking.value_or(kDefaultEnableThinking);
+  out.reasoning_budget_tokens = request.reasoning_budget_tokens;
   out.params = request.params;
+  out.ignored = request.ignored;
   out.output_limit.param = "max_output_tokens";
   out.output_limit.input_name = "input";
   out.parse_tool_calls = !request.tools.empty() && request.tool_choice != ResponsesToolChoice::None;

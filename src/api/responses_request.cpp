@@ -1,12 +1,11 @@
 #include "api/responses_request.h"
 
 #include <cmath>
-#include <mutex>
-#include <set>
 
 #include "api/api_error.h"
 #include "api/generation_fields.h"
 #include "api/json_fields.h"
+#include "api/reasoning_effort.h"
 #include "api/responses_items.h"
 #include "core/log.h"
 
@@ -143,38 +142,11 @@ std::string reasoning_item_text(const json& item, const std::string& where) {
   return "";
 }
 
-// Records of server-side tools (web search, file search, …) that a client may
-// echo back; we offer no such tools, so they carry nothing the model produced.
-bool is_hosted_tool_record(const std::string& type) {
-  static const std::set<std::string> kTypes = {"web_search_call",
-                                               "file_search_call",
-                                               "computer_call",
-                                               "computer_call_output",
-                                               "image_generation_call",
-                                               "code_interpreter_call",
-                                               "mcp_list_tools",
-                                               "mcp_approval_request",
-                                               "mcp_approval_response",
-                                               "mcp_call",
-                                               "local_shell_call",
-                                               "local_shell_call_output",
-                                               "custom_tool_call",
-                                               "custom_tool_call_output",
-                                               "tool_search_call",
-                                               "tool_search_output",
-                                               "compaction"};
-  return kTypes.count(type) > 0;
-}
+constexpr std::string_view kResponsesEndpoint = "/v1/responses";
 
-// One log line per kind of thing ignored, not one per request (Codex sends the same tools every turn).
-void log_ignored_once(const std::string& what) {
-  static std::mutex mutex;
-  static std::set<std::string> logged;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (logged.insert(what).second) log_info("/v1/responses: ignoring {} (not supported; logged once)", what);
-}
-
-void add_input_item(MessageAssembler& out, const json& item, const std::string& where) {
+// Items of a type this server does not know are skipped and reported (a
+// message's unknown content parts are not: content_text refuses them).
+void add_input_item(MessageAssembler& out, const json& item, const std::string& where, IgnoredParts* ignored) {
   if (!item.is_object()) fail_param(where, "'{}' must be an object, got {}", where, item.type_name());
   std::string type = string_member(item, "type", where, /*required=*/false);
   if (type.empty()) {
@@ -211,10 +183,11 @@ void add_input_item(MessageAssembler& out, const json& item, const std::string& 
   } else if (type == "item_reference") {
     fail_param(where + ".type",
                "'item_reference' needs stored responses, and this server is stateless: resend the item itself");
-  } else if (is_hosted_tool_record(type)) {
-    log_ignored_once("input items of type '" + type + "'");
-  } else {
-    fail_param(where + ".type", "unknown input item type '{}'", type);
+  } else if (ignored) {
+    // Records of server-side tools a client echoes back (web_search_call, computer_call, mcp_call,
+    // local_shell_call, custom_tool_call, compaction, …), Codex's additional_tools, and item types
+    // newer than this server: nothing the model produced or must read.
+    ignored->add(kResponsesEndpoint, "input item type '" + type + "'");
   }
 }
 
@@ -244,7 +217,7 @@ json parse_tool_choice(const json* choice, const json& tools, ResponsesRequest& 
     } else if (type == "allowed_tools") {
       const std::string mode = string_member(*choice, "mode", "tool_choice", /*required=*/false);
       r.tool_choice = mode == "required" ? ResponsesToolChoice::Required : ResponsesToolChoice::Auto;
-      log_ignored_once("tool_choice 'allowed_tools' restrictions (all function tools stay allowed)");
+      r.ignored.add(kResponsesEndpoint, "tool_choice 'allowed_tools' restrictions (all function tools stay allowed)");
     } else {
       fail_param("tool_choice.type", "tool_choice type '{}' is not supported (only function tools are)", type);
     }
@@ -264,14 +237,9 @@ void parse_reasoning(const json* reasoning, ResponsesRequest& r) {
   if (const json* effort = field(*reasoning, "effort")) {
     if (!effort->is_string()) fail_param("reasoning.effort", "'reasoning.effort' must be a string");
     const std::string e = effort->get<std::string>();
-    if (e == "none" || e == "minimal") {
-      r.enable_thinking = false;
-    } else if (e == "low" || e == "medium" || e == "high" || e == "xhigh") {
-      r.enable_thinking = true;  // the templates have one switch; the effort level is not graded
-    } else {
-      fail_param("reasoning.effort", "'reasoning.effort' must be none, minimal, low, medium, high or xhigh; got '{}'",
-                 e);
-    }
+    const ReasoningEffort level = parse_reasoning_effort(e, "reasoning.effort", ErrorStyle::OpenAI);
+    r.enable_thinking = level.enable_thinking;
+    r.reasoning_budget_tokens = level.budget_tokens;
     r.reasoning_echo["effort"] = e;
   }
   if (const json* summary = field(*reasoning, "summary")) {
@@ -309,7 +277,8 @@ void parse_text(const json* text, ResponsesRequest& r) {
 
 }  // namespace
 
-json responses_input_to_messages(const json& input, const json& instructions, const json& history) {
+json responses_input_to_messages(const json& input, const json& instructions, const json& history,
+                                 IgnoredParts* ignored) {
   MessageAssembler out;
   if (instructions.is_string()) {
     out.add_message("system", instructions.get<std::string>());
@@ -317,12 +286,12 @@ json responses_input_to_messages(const json& input, const json& instructions, co
     fail_param("instructions", "'instructions' must be a string, got {}", instructions.type_name());
   }
   for (size_t i = 0; i < history.size(); ++i) {
-    add_input_item(out, history[i], fmt::format("previous_response_id (stored item {})", i));
+    add_input_item(out, history[i], fmt::format("previous_response_id (stored item {})", i), ignored);
   }
   if (input.is_string()) {
     out.add_message("user", input.get<std::string>());
   } else if (input.is_array()) {
-    for (size_t i = 0; i < input.size(); ++i) add_input_item(out, input[i], fmt::format("input[{}]", i));
+    for (size_t i = 0; i < input.size(); ++i) add_input_item(out, input[i], fmt::format("input[{}]", i), ignored);
   } else {
     fail_param("input", "'input' must be a string or an array of items, got {}", input.type_name());
   }
@@ -397,7 +366,7 @@ ResponsesRequest parse_responses_request(const json& body, ResponseStore* store)
   r.instructions = body.contains("instructions") ? body["instructions"] : json(nullptr);
   const json* input = field(body, "input");
   if (!input) fail_param("input", "'input' is required");
-  r.messages = responses_input_to_messages(*input, r.instructions, history);
+  r.messages = responses_input_to_messages(*input, r.instructions, history, &r.ignored);
   r.conversation_items = std::move(history);
   if (input->is_string()) {
     r.conversation_items.push_back({{"type", "message"}, {"role", "user"}, {"content", *input}});
@@ -410,7 +379,7 @@ ResponsesRequest parse_responses_request(const json& body, ResponseStore* store)
   if (const json* tools = field(body, "tools")) {
     r.tools = responses_tools_to_chat_tools(*tools, &r.ignored_tool_types);
     r.tools_echo = *tools;
-    for (const auto& type : r.ignored_tool_types) log_ignored_once("tools of type '" + type + "'");
+    for (const auto& type : r.ignored_tool_types) r.ignored.add(kResponsesEndpoint, "tool type '" + type + "'");
   }
   r.tool_choice_echo = parse_tool_choice(field(body, "tool_choice"), r.tools, r);
 
@@ -431,6 +400,12 @@ ResponsesRequest parse_responses_request(const json& body, ResponseStore* store)
   }
   r.prompt_cache_key = body.contains("prompt_cache_key") ? body["prompt_cache_key"] : json(nullptr);
   r.user = body.contains("user") ? body["user"] : json(nullptr);
+  add_unknown_fields(body,
+                     {"model", "input", "instructions", "previous_response_id", "conversation", "background",
+                      "max_output_tokens", "temperature", "top_p", "top_k", "seed", "ignore_eos", "stream",
+                      "loop_guard", "store", "parallel_tool_calls", "tools", "tool_choice", "reasoning", "text",
+                      "include", "metadata", "prompt_cache_key", "user"},
+                     kResponsesEndpoint, r.ignored);
   return r;
 }
 

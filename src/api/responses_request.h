@@ -48,7 +48,8 @@ struct ResponsesRequest {
   std::string forced_tool_name;  // tool_choice {type:"function", name}
   bool parallel_tool_calls = true;
 
-  std::optional<bool> enable_thinking;       // from reasoning.effort: none/minimal -> false, low..xhigh -> true
+  std::optional<bool> enable_thinking;       // from reasoning.effort: off/none -> false, minimal..xhigh -> true
+  std::optional<int64_t> reasoning_budget_tokens;  // from reasoning.effort (see reasoning_effort.h)
   nlohmann::json reasoning_echo;             // {effort, summary} as given (nulls when absent)
   bool include_encrypted_reasoning = false;  // include: ["reasoning.encrypted_content"]
 
@@ -64,14 +65,17 @@ struct ResponsesRequest {
   nlohmann::json tools_echo;        // `tools` as given
   nlohmann::json tool_choice_echo;  // `tool_choice` as given ("auto" by default)
   bool store = true;
+  IgnoredParts ignored;  // unknown input items, non-function tools, unused fields (see ignored_parts.h)
 };
 
 // `store` resolves previous_response_id (null: previous_response_id is a 400).
 ResponsesRequest parse_responses_request(const nlohmann::json& body, ResponseStore* store = nullptr);
 
 // `instructions`, then the `history` items, then `input` (string or item array) -> chat-template messages.
+// Items of unknown types are skipped and recorded in *ignored (may be null).
 nlohmann::json responses_input_to_messages(const nlohmann::json& input, const nlohmann::json& instructions,
-                                           const nlohmann::json& history = nlohmann::json::array());
+                                           const nlohmann::json& history = nlohmann::json::array(),
+                                           IgnoredParts* ignored = nullptr);
 
 // Function tools -> chat shape; other tool types are appended to *ignored_types.
 nlohmann::json responses_tools_to_chat_tools(const nlohmann::json& tools, std::vector<std::string>* ignored_types);

@@ -2,6 +2,9 @@
 
 #include <httplib.h>
 
+#include <chrono>
+#include <thread>
+
 #include "api/anthropic_error.h"
 #include "api/anthropic_messages.h"
 #include "api/api_error.h"
@@ -132,6 +135,14 @@ struct ApiServer::Impl {
         res.set_header("Retry-After", "1");
         return httplib::Server::HandlerResponse::Handled;
       }
+      if (ctx.draining.load()) {
+        send_error(res, 503,
+                   error_body_for(req.path, 503, "The server is shutting down; retry on another server or later",
+                                  "service_unavailable"));
+        res.set_header("Retry-After", "5");
+        res.set_header("Connection", "close");
+        return httplib::Server::HandlerResponse::Handled;
+      }
       return httplib::Server::HandlerResponse::Unhandled;
     });
     // Statuses httplib sets itself (404 no route, 413 body too large, 400 bad framing) get
@@ -154,6 +165,10 @@ struct ApiServer::Impl {
     http.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
       if (!ctx.ready.load()) {
         send_error(res, 503, error_body("The model is still loading", "service_unavailable"));
+        return;
+      }
+      if (ctx.draining.load()) {  // load balancers take the server out of rotation
+        send_error(res, 503, {{"status", "draining"}});
         return;
       }
       send_json(res, {{"status", "ok"}});
@@ -247,6 +262,28 @@ void ApiServer::listen() { impl_->http.listen_after_bind(); }
 
 void ApiServer::stop() {
   if (impl_->http.is_running()) impl_->http.stop();
+}
+
+void ApiServer::drain(double timeout_s) {
+  ServerContext& ctx = impl_->ctx;
+  ctx.draining.store(true);
+  auto num_active = [&] {
+    if (!ctx.engine) return int64_t(0);
+    const engine::EngineStats s = ctx.engine->stats();
+    return s.num_running + s.num_waiting;
+  };
+  // Waits until no request is left in the engine, or `seconds` have passed.
+  auto wait_idle = [&](double seconds) {
+    const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
+    while (num_active() > 0 && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  };
+  wait_idle(timeout_s);
+  if (const int64_t left = num_active(); left > 0) {
+    log_warn("drain: {} requests still running after {} s; cancelling them", left, timeout_s);
+    ctx.cancel_generations.store(true);
+    wait_idle(5.0);
+  }
+  stop();  // handlers still writing finish first: listen() joins its workers
 }
 
 void ApiServer::set_ready(runtime::LoadedModel* model, engine::Engine* engine) {

@@ -27,6 +27,12 @@ class ApiServer {
   // Serves requests until stop(). Precondition: bind() succeeded.
   void listen();
   void stop();
+  // Graceful shutdown: new requests get 503 (in the path's protocol shape) and
+  // /health says "draining"; running generations may finish for up to
+  // `timeout_s` seconds, then are cancelled; then stop(). listen() returns
+  // once the last response is written. Blocks until then (call it from
+  // another thread than listen()'s).
+  void drain(double timeout_s);
   // The model endpoints go live. Both must outlive the server.
   void set_ready(runtime::LoadedModel* model, engine::Engine* engine);
 

@@ -20,6 +20,10 @@ struct ServerContext {
   runtime::LoadedModel* model = nullptr;  // set with engine by ApiServer::set_ready
   engine::Engine* engine = nullptr;
   std::atomic<bool> ready{false};
+  // Graceful shutdown (ApiServer::drain): new requests get 503 while draining;
+  // past the drain timeout, running generations are cancelled.
+  std::atomic<bool> draining{false};
+  std::atomic<bool> cancel_generations{false};
   ServerMetrics metrics;
 
   // The context limit requests are checked against.

@@ -15,6 +15,12 @@ struct ServerOptions {
   size_t max_body_bytes = 16u << 20;        // larger bodies get 413
   int num_http_threads = 64;                // each open stream holds one
   int64_t context_tokens = 0;               // 0: the engine's context length
+  // The loop guard (engine/repetition_guard.h): a generation whose last
+  // loop_guard_tokens tokens repeat a span of at most loop_guard_max_period
+  // tokens ends. On by default for chat, messages and responses, off for
+  // completions; a request's `loop_guard` overrides. 0 in either: off by default.
+  int64_t loop_guard_tokens = 256;
+  int32_t loop_guard_max_period = 64;
 };
 
 }  // namespace llmesh::api

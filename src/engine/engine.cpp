@@ -108,6 +108,10 @@ class Engine::Impl {
     return s;
   }
 
+  void flush_tier_writes() {
+    if (tiers_) tiers_->flush();  // the disk tier's queue has its own lock
+  }
+
   int64_t flush_cache(bool tiers) {
     std::promise<int64_t> done;
     auto result = done.get_future();
@@ -308,6 +312,8 @@ Engine::~Engine() = default;
 std::shared_ptr<RequestHandle> Engine::submit(Request request) { return impl_->submit(std::move(request)); }
 EngineStats Engine::stats() const { return impl_->stats(); }
 int64_t Engine::flush_cache(bool tiers) { return impl_->flush_cache(tiers); }
+void Engine::flush_tier_writes() { impl_->flush_tier_writes(); }
+
 int64_t Engine::kv_cache_tokens() const { return impl_->kv_cache_tokens(); }
 int64_t Engine::context_tokens() const { return impl_->context_tokens(); }
 kv::BlockHash Engine::cache_namespace() const { return impl_->cache_namespace(); }

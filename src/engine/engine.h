@@ -77,6 +77,9 @@ class Engine {
   // Drops every unreferenced cached block (and, with `tiers`, every block of
   // the host and disk tiers); returns how many were dropped.
   int64_t flush_cache(bool tiers = false);
+  // Waits until the blocks queued for the disk tier are written (thread-safe;
+  // returns at once without a disk tier). Shutdown calls it after the drain.
+  void flush_tier_writes();
   int64_t kv_cache_tokens() const;
   int64_t context_tokens() const;
   // The seed of the prefix cache's keys (see cache_namespace()).

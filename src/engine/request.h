@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "engine/finish_reason.h"
+#include "engine/reasoning_budget.h"
+#include "engine/repetition_guard.h"
 #include "engine/sampling_params.h"
 #include "engine/token_constraint.h"
 
@@ -27,6 +29,8 @@ struct Request {
   // Keep the prompt's cached blocks this long after the request ends (a
   // client's cache_control TTL): evicted after every unpinned block. 0: LRU only.
   int64_t cache_ttl_seconds = 0;
+  ReasoningBudgetOptions reasoning_budget;      // forces the end of reasoning after a budget (default: none)
+  RepetitionGuardOptions loop_guard;            // ends a generation stuck in a loop (default: off)
 };
 
 struct TopLogprob {

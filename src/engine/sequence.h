@@ -23,6 +23,8 @@ struct Sequence {
         num_prompt_tokens(int64_t(request.prompt_ids.size())),
         block_table(block_size),
         sampler(request.sampling),
+        reasoning_budget(request.reasoning_budget),
+        loop_guard(request.loop_guard),
         arrival_order(arrival) {}
 
   Request request;
@@ -33,6 +35,8 @@ struct Sequence {
   int64_t num_cached_tokens = -1;   // prompt tokens hit in the prefix cache at first admission (-1: not yet)
   kv::BlockTable block_table;       // set at schedule; emptied at preemption and finish
   Sampler sampler;
+  ReasoningBudget reasoning_budget;  // advances at sampling
+  RepetitionGuard loop_guard;        // advances at sampling
   SequenceStatus status = SequenceStatus::Waiting;
   uint64_t arrival_order;            // FIFO order across preemptions
   bool first_event_sent = false;

@@ -47,6 +47,13 @@ Selection TokenSelector::select(Sequence& seq, std::span<float> logits) {
       result.then_eos = true;
       return result;
     }
+  }
+  if (const std::optional<int32_t> forced = seq.reasoning_budget.forced_token()) {
+    // The reasoning budget is spent: its close marker is the only choice (the
+    // constraint's grammar admits it: reasoning is free text until the marker).
+    std::fill(logits.begin(), logits.end(), -INFINITY);
+    logits[size_t(*forced)] = 0.0f;
+  } else if (constraint) {
     if (!mask_for_constraint(seq, logits, allow_stop)) {
       result.error = "the output constraint allows no token here";
       return result;
@@ -58,6 +65,7 @@ Selection TokenSelector::select(Sequence& seq, std::span<float> logits) {
   std::span<const int32_t> output(seq.tokens.data() + seq.num_prompt_tokens, size_t(seq.num_output_tokens()));
   const int32_t id = seq.sampler.sample(logits, prompt, output);
   seq.tokens.push_back(id);
+  seq.reasoning_budget.accept_token(id);
 
   TokenEvent ev;
   ev.token_id = id;
@@ -77,6 +85,8 @@ Selection TokenSelector::select(Sequence& seq, std::span<float> logits) {
     ev.finish_reason = FinishReason::Eos;
   } else if (seq.num_output_tokens() >= r.max_tokens || seq.num_tokens() >= context_tokens_) {
     ev.finish_reason = FinishReason::Length;
+  } else if (seq.loop_guard.push(id)) {
+    ev.finish_reason = FinishReason::Repetition;
   }
   // The grammar is done: end now rather than run another step.
   result.then_eos = ev.finish_reason == FinishReason::None && constraint && constraint->is_complete() &&

@@ -1,6 +1,7 @@
 // Turns a sequence's logits row into its next token and decides whether the
 // request ends there: constraint masking, min_tokens, sampling, logprobs, and
-// the stop rules (EOS, max_tokens, the context limit, a complete grammar).
+// the stop rules (EOS, max_tokens, the context limit, a complete grammar, a
+// repetition loop) and the reasoning budget (its close marker forced when spent).
 // Engine thread only; the engine applies the Selection (events, finish).
 #pragma once
 

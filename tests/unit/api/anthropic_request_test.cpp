@@ -148,7 +148,9 @@ TEST(AnthropicRequest, ToolsKeepTheirSchemaKeyOrderAndServerToolsAreSkipped) {
 TEST(AnthropicRequest, ThinkingSwitch) {
   EXPECT_TRUE(resolve_thinking("enabled", ""));
   EXPECT_TRUE(resolve_thinking("adaptive", "high"));
-  EXPECT_FALSE(resolve_thinking("adaptive", "low"));
+  EXPECT_TRUE(resolve_thinking("adaptive", "low"));  // low is a budget now, not off
+  EXPECT_FALSE(resolve_thinking("adaptive", "off"));
+  EXPECT_FALSE(resolve_thinking("adaptive", "none"));
   EXPECT_FALSE(resolve_thinking("disabled", "high"));
   EXPECT_FALSE(resolve_thinking("", "high"));
 
@@ -164,10 +166,37 @@ TEST(AnthropicRequest, ThinkingSwitch) {
   EXPECT_TRUE(render(body).ends_with("<|im_start|>assistant\n"));
 
   body["thinking"] = {{"type", "adaptive"}};
-  body["output_config"] = {{"effort", "low"}};
+  body["output_config"] = {{"effort", "off"}};
   EXPECT_FALSE(parse(body).enable_thinking);
   body["output_config"] = {{"effort", "high"}};
   EXPECT_TRUE(parse(body).enable_thinking);
+}
+
+TEST(AnthropicRequest, ThinkingBudgetFromBudgetTokensOrEffort) {
+  OJson body = body_of(R"({"max_tokens": 8, "messages": [{"role": "user", "content": "x"}]})");
+  EXPECT_FALSE(parse(body).reasoning_budget_tokens.has_value());
+  body["thinking"] = {{"type", "enabled"}, {"budget_tokens", 2000}};
+  EXPECT_EQ(parse(body).reasoning_budget_tokens, std::optional<int64_t>(2000));
+  body["output_config"] = {{"effort", "low"}};  // an explicit budget_tokens wins
+  EXPECT_EQ(parse(body).reasoning_budget_tokens, std::optional<int64_t>(2000));
+  body["thinking"] = {{"type", "adaptive"}};
+  EXPECT_EQ(parse(body).reasoning_budget_tokens, std::optional<int64_t>(1024));
+  body["output_config"] = {{"effort", "minimal"}};
+  EXPECT_EQ(parse(body).reasoning_budget_tokens, std::optional<int64_t>(256));
+  body["output_config"] = {{"effort", "xhigh"}};
+  EXPECT_TRUE(parse(body).enable_thinking);
+  EXPECT_FALSE(parse(body).reasoning_budget_tokens.has_value());
+  body["thinking"] = {{"type", "disabled"}};
+  body["output_config"] = {{"effort", "high"}};
+  EXPECT_FALSE(parse(body).reasoning_budget_tokens.has_value());  // no thinking, no budget
+  body["output_config"] = {{"effort", "extreme"}};
+  try {
+    parse(body);
+    ADD_FAILURE() << "an unknown effort parsed";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.param(), "output_config.effort");
+    EXPECT_NE(std::string(e.what()).find("'extreme'"), std::string::npos) << e.what();
+  }
 }
 
 TEST(AnthropicRequest, FinalAssistantTurnIsAPrefill) {

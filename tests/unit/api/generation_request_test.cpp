@@ -115,7 +115,7 @@ TEST(GenerationRequest, EachProtocolsReasoningSwitch) {
     EXPECT_TRUE(render_prompt(qwen3_template(), r).ends_with("<|im_start|>assistant\n"));
   }
   const auto off = all_three(R"({"messages": [{"role": "user", "content": "Hi"}], "enable_thinking": false})",
-                             R"({"input": "Hi", "reasoning": {"effort": "minimal"}})",
+                             R"({"input": "Hi", "reasoning": {"effort": "none"}})",
                              R"({"max_tokens": 8, "messages": [{"role": "user", "content": "Hi"}],
                                  "thinking": {"type": "disabled"}})");
   for (const auto& [protocol, r] : off) {

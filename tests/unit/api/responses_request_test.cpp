@@ -159,7 +159,14 @@ TEST(ResponsesRequest, ToolChoice) {
 
 TEST(ResponsesRequest, ReasoningEffortIsTheThinkingSwitch) {
   EXPECT_EQ(parse(R"({"input": "x", "reasoning": {"effort": "none"}})").enable_thinking, false);
-  EXPECT_EQ(parse(R"({"input": "x", "reasoning": {"effort": "minimal"}})").enable_thinking, false);
+  EXPECT_EQ(parse(R"({"input": "x", "reasoning": {"effort": "off"}})").enable_thinking, false);
+  EXPECT_EQ(parse(R"({"input": "x", "reasoning": {"effort": "minimal"}})").enable_thinking, true);
+  EXPECT_EQ(parse(R"({"input": "x", "reasoning": {"effort": "minimal"}})").reasoning_budget_tokens,
+            std::optional<int64_t>(256));
+  EXPECT_EQ(parse(R"({"input": "x", "reasoning": {"effort": "medium"}})").reasoning_budget_tokens,
+            std::optional<int64_t>(4096));
+  EXPECT_FALSE(parse(R"({"input": "x", "reasoning": {"effort": "xhigh"}})").reasoning_budget_tokens.has_value());
+  EXPECT_FALSE(parse(R"({"input": "x", "reasoning": {"effort": "none"}})").reasoning_budget_tokens.has_value());
   EXPECT_EQ(parse(R"({"input": "x", "reasoning": {"effort": "high", "summary": "auto"}})").enable_thinking, true);
   const auto summary_only = parse(R"({"input": "x", "reasoning": {"summary": "auto"}})");
   EXPECT_FALSE(summary_only.enable_thinking.has_value());
@@ -191,7 +198,7 @@ TEST(ResponsesRequest, MalformedBodiesName400Fields) {
             "input[0].role");
   EXPECT_EQ(parse_error(R"({"input": [{"type": "function_call", "name": "f", "arguments": "{}"}]})").param(),
             "input[0].call_id");
-  EXPECT_EQ(parse_error(R"({"input": [{"type": "teleport"}]})").param(), "input[0].type");
+  EXPECT_EQ(parse_error(R"({"input": [{"type": "teleport"}]})").param(), "input");  // ignored: no message left
   EXPECT_EQ(parse_error(R"({"input": "x", "temperature": 3})").param(), "temperature");
   EXPECT_EQ(parse_error(R"({"input": "x", "max_output_tokens": 0})").param(), "max_output_tokens");
   EXPECT_EQ(parse_error(R"({"input": "x", "tools": {"type": "function"}})").param(), "tools");

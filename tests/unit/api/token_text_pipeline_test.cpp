@@ -10,6 +10,8 @@
 #include "api/api_error.h"
 #include "text/tokenizer_json.h"
 
+#include "qwen3_tokenizer.h"
+
 namespace llmesh::api {
 
 using engine::FinishReason;
@@ -19,15 +21,6 @@ using text::read_hf_tokenizer_json;
 using text::Tokenizer;
 
 namespace {
-
-const Tokenizer* qwen3_tokenizer() {
-  static std::unique_ptr<Tokenizer> tokenizer = [] {
-    const std::string path = std::string(LLMESH_SOURCE_DIR) + "/assets/npm/tokenizer-qwen3/models/tokenizer.json";
-    if (!std::filesystem::exists(path)) return std::unique_ptr<Tokenizer>();
-    return std::make_unique<Tokenizer>(read_hf_tokenizer_json(path));
-  }();
-  return tokenizer.get();
-}
 
 struct Collected {
   OutputDelta delta;

@@ -7,48 +7,20 @@
 
 #include "engine/engine.h"
 
+#include "fake_engine.h"
+
 namespace llmesh {
 
-using engine::Engine;
-using engine::EngineOptions;
 using engine::FinishReason;
-using engine::make_local_executor;
 using engine::Request;
 using engine::TokenConstraint;
 using engine::TokenEvent;
-using kv::KvPool;
-using model::Model;
-using model::ModelConfig;
-using model::StepInput;
-using model::StepShape;
-using model::Workspace;
+using engine_test::Harness;
+using engine_test::ids_of;
+using engine_test::kEos;
+using engine_test::kFavourite;
 
 namespace {
-
-constexpr int32_t kVocab = 16;
-constexpr int32_t kEos = 0;
-constexpr int32_t kFavourite = 5;  // what the model would pick unconstrained
-
-class FakeModel : public Model {
- public:
-  explicit FakeModel(ModelConfig config) : config_(std::move(config)) {}
-  const ModelConfig& config() const override { return config_; }
-  std::unique_ptr<Workspace> make_workspace(const StepShape&) const override { return std::make_unique<Workspace>(); }
-  void forward(const StepInput& input, KvPool&, Workspace&, float* logits) const override {
-    ++num_forwards;
-    for (size_t row = 0; row < input.logits_indices.size(); ++row) {
-      float* l = logits + row * size_t(kVocab);
-      for (int32_t i = 0; i < kVocab; ++i) l[i] = float(i) * 0.01f;
-      l[kFavourite] = 10.0f;
-      l[kEos] = eos_logit;
-    }
-  }
-  mutable int num_forwards = 0;
-  float eos_logit = 5.0f;
-
- private:
-  ModelConfig config_;
-};
 
 // Allows exactly `script` in order; then, when `loop_token` >= 0, that token forever.
 class ScriptedConstraint : public TokenConstraint {
@@ -76,43 +48,6 @@ class ScriptedConstraint : public TokenConstraint {
   int32_t loop_;
   size_t pos_ = 0;
 };
-
-struct Harness {
-  Harness() {
-    ModelConfig config;
-    config.vocab_size = kVocab;
-    config.num_layers = 1;
-    config.num_kv_heads = 1;
-    config.head_dim = 4;
-    config.max_position = 256;
-    model = std::make_unique<FakeModel>(config);
-    fake_model = model.get();
-    EngineOptions options;
-    options.block_size = 4;
-    options.eos_token_ids = {kEos};
-    engine = std::make_unique<Engine>(make_local_executor(*model), options);
-  }
-
-  std::vector<TokenEvent> run(Request r) {
-    r.prompt_ids = {1, 2, 3};
-    r.sampling.temperature = 0;
-    auto handle = engine->submit(std::move(r));
-    std::vector<TokenEvent> events;
-    TokenEvent ev;
-    while (handle->next(&ev)) events.push_back(ev);
-    return events;
-  }
-
-  std::unique_ptr<FakeModel> model;
-  FakeModel* fake_model = nullptr;
-  std::unique_ptr<Engine> engine;
-};
-
-std::vector<int32_t> ids_of(const std::vector<TokenEvent>& events) {
-  std::vector<int32_t> ids;
-  for (const auto& e : events) ids.push_back(e.token_id);
-  return ids;
-}
 
 TEST(EngineConstraint, FollowsTheMaskAndEndsWithEosWithoutAnExtraStep) {
   Harness h;
