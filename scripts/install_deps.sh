@@ -12,7 +12,7 @@ SUDO=""
 apt_packages=(
   build-essential cmake ninja-build ccache pkg-config clang libclang-rt-14-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev libpcre2-dev libxxhash-dev
-  libtomlplusplus-dev libicu-dev libcpp-httplib-dev
+  libtomlplusplus-dev libicu-dev libcpp-httplib-dev libssl-dev openssl
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-numpy python3-jinja2
   curl

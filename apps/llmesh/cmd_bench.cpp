@@ -43,6 +43,12 @@ Modes (--mode, comma-separated; default quick)
   sessions      8 agent sessions x 6 turns sharing an 8K system prefix, +1K-10K tool tokens
                 and 500-1,500 generated tokens per turn, 0-3 s think time; per turn TTFT,
                 cached tokens and reuse against the session's previous prompt
+  soak          --sessions N (8) Claude-Code-shaped sessions for --duration (2h): tool results
+                of 3K-15K tokens ending in a <system-reminder>, 2 parallel sub-agents every
+                4 turns, auto-compaction near the context limit; samples the server's
+                /metrics (RSS, KV blocks) every 10 s. Reports errors by kind, per-turn reuse
+                (worst / p5 / median), TTFT and TPOT over time, the RSS slope, and whether
+                KV blocks in use return to the baseline when idle (a leak otherwise)
   trace         replay --trace FILE (JSONL of session_id, turn, input_tokens, output_tokens,
                 delay_s, shared_prefix_hash_ids: the `llmesh sim` format)
   --scale F multiplies lengths and request counts (e.g. 0.05 on a laptop CPU).
@@ -82,6 +88,21 @@ std::string own_command_line() {
   return s;
 }
 
+// "2h", "30m", "90s" or plain seconds.
+double parse_duration_s(const std::string& text) {
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    fail("--duration: '{}' is not a duration (e.g. 2h, 30m, 90s)", text);
+  }
+  const std::string unit = text.substr(used);
+  const double scale = unit == "h" ? 3600 : unit == "m" || unit == "min" ? 60 : unit == "s" || unit.empty() ? 1 : -1;
+  check(scale > 0 && value > 0, "--duration: '{}' is not a duration (e.g. 2h, 30m, 90s)", text);
+  return value * scale;
+}
+
 void write_out(const std::string& text) {
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fflush(stdout);
@@ -108,11 +129,15 @@ void add_bench_command(CLI::App& app) {
   run->add_option("--model-path", *model_path,
                   "Or the model itself (.gguf / Hugging Face folder) to read the tokenizer from");
   run->add_option("--out", options->out_dir, "Results folder (re-using one resumes it)")->required();
-  run->add_option("--mode", *modes, "Comma-separated: quick, sanity, interference, prefix, needle, sessions, trace")
+  run->add_option("--mode", *modes, "Comma-separated: quick, sanity, interference, prefix, needle, sessions, soak, trace")
       ->capture_default_str();
   run->add_flag("--sanity", *sanity, "Run 4 quick points (same as --mode sanity)");
   run->add_option("--scenarios", options->scenarios_path, "Scenario file (TOML or TSV) replacing --mode");
   run->add_option("--trace", options->trace_path, "Trace JSONL for --mode trace");
+  auto duration = std::make_shared<std::string>();
+  run->add_option("--duration", *duration, "--mode soak: how long, e.g. 2h, 30m, 90s (default 2h)");
+  run->add_option("--sessions", options->soak_sessions, "--mode soak: concurrent agent sessions (default 8)")
+      ->check(CLI::PositiveNumber);
   run->add_option("--scale", options->scale, "Multiply lengths and request counts (e.g. 0.05)")->capture_default_str();
   run->add_option("--corpus", options->corpus_path,
                   "Text file prompts are cut from (default: words of the vocabulary)");
@@ -133,6 +158,7 @@ void add_bench_command(CLI::App& app) {
     else
       fail("--api must be openai or anthropic, got '{}'", *api);
     options->client.exact_output = !*no_exact_output;
+    if (!duration->empty()) options->soak_duration_s = parse_duration_s(*duration);
     check(options->tokenizer_path.empty() || model_path->empty(), "give --tokenizer or --model-path, not both");
     if (options->tokenizer_path.empty()) options->tokenizer_path = *model_path;
     options->modes.clear();

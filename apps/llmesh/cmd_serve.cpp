@@ -101,6 +101,9 @@ void run_serve(ServeOptions o) {
   install_shutdown_signals();     // before any thread starts: they all inherit the blocked signals
   if (o.server.served_model_name.empty()) o.server.served_model_name = default_model_name(o.model_path);
   o.server.max_body_bytes = size_t(o.max_body_mib * double(1 << 20));
+  if (o.server.num_http_threads == 0) {
+    o.server.num_http_threads = int(o.engine.max_running_requests + o.engine.max_waiting_requests + 16);
+  }
   o.engine.enable_prefix_cache = !o.no_prefix_cache;
 
   api::ApiServer server(o.server);
@@ -150,8 +153,10 @@ void run_serve(ServeOptions o) {
     throw;
   }
   server.set_ready(model.get(), engine.get());
-  std::printf("llmesh serve: ready at http://%s:%d (model \"%s\")\n", o.server.host.c_str(), port,
-              o.server.served_model_name.c_str());
+  std::printf("llmesh serve: ready at %s://%s:%d (model \"%s\"; %d HTTP workers%s)\n",
+              o.server.tls_cert_file.empty() ? "http" : "https", o.server.host.c_str(), port,
+              o.server.served_model_name.c_str(), o.server.num_http_threads,
+              o.server.api_keys.empty() && o.server.api_key_file.empty() ? "" : ", API keys required");
   std::fflush(stdout);
   // Runs until SIGINT/SIGTERM: then drains (a second signal exits at once, see shutdown_signals.h).
   const int sig = wait_for_shutdown_signal();
@@ -168,6 +173,7 @@ void run_serve(ServeOptions o) {
 
 void add_serve_command(CLI::App& app) {
   auto options = std::make_shared<ServeOptions>();
+  options->server.num_http_threads = 0;  // sized from the engine's limits in run_serve
   CLI::App* cmd = app.add_subcommand("serve", "Serve a model over an OpenAI-compatible HTTP API");
   cmd->add_option("--model,-m", options->model_path, "A .gguf file or a Hugging Face model directory")->required();
   cmd->add_option("--weights", options->weights,
@@ -207,11 +213,27 @@ void add_serve_command(CLI::App& app) {
                   "Disk tier budget, GiB; least recently used blocks are deleted beyond it "
                   "(default: half the free space, at most 64)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--api-key", options->server.api_key,
-                  "Require 'Authorization: Bearer KEY' or 'x-api-key: KEY' (all endpoints but /health)");
+  cmd->add_option("--api-key", options->server.api_keys,
+                  "Require 'Authorization: Bearer KEY' or 'x-api-key: KEY' (all endpoints but /health); repeat for "
+                  "several keys");
+  cmd->add_option("--api-key-file", options->server.api_key_file,
+                  "More keys, one per line: 'KEY' or 'NAME KEY' (NAME appears in the access log; keys never do)");
+  cmd->add_option("--tls-cert", options->server.tls_cert_file, "Serve HTTPS with this certificate chain (PEM)");
+  cmd->add_option("--tls-key", options->server.tls_key_file, "The private key (PEM) of --tls-cert");
+  cmd->add_option("--cors-origin", options->server.cors_origins,
+                  "Allow browser requests from this origin, e.g. http://localhost:3000 (repeatable; * for any; "
+                  "default: no CORS)");
+  cmd->add_option("--access-log", options->server.access_log_path,
+                  "Append one JSON line per response: time, remote, method, path, status, bytes, duration_ms, "
+                  "request_id, key_id (no prompts)");
   cmd->add_option("--threads,-t", options->threads, "Compute threads (default: one per core)");
   cmd->add_option("--http-threads", options->server.num_http_threads,
-                  "HTTP worker threads (each open stream holds one)")->capture_default_str()->check(CLI::PositiveNumber);
+                  "HTTP workers; each open connection holds one, and beyond them a connection gets 503 at once "
+                  "(default: --max-running-requests + --max-waiting-requests + 16, so the engine's 429 comes first)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--request-timeout", options->server.request_read_timeout_s,
+                  "Seconds a request's headers and body may take to arrive, however slowly they trickle (else 408)")
+      ->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--max-body-mib", options->max_body_mib, "Largest accepted request body, MiB (larger: 413)")
       ->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--drain-timeout", options->drain_timeout_s,

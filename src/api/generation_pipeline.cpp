@@ -180,6 +180,7 @@ StartedGeneration start_generation(ServerContext& ctx, PreparedGeneration prepar
     log_debug("{}: schema keywords not enforced: {}", request_id, fmt::join(prepared.unenforced_keywords, "; "));
   }
   if (!prepared.ignored.empty()) res.set_header(kIgnoredPartsHeader, header_list_value(prepared.ignored.kinds()));
+  res.set_header("x-request-id", request_id);  // the id the access log and the server's log lines use
   ActiveGeneration gen;
   gen.request_id = request_id;
   gen.num_prompt_tokens = prepared.num_prompt_tokens();

@@ -1,6 +1,7 @@
 #include "api/metrics.h"
 
 #include "api/cache_view.h"
+#include "core/host_memory.h"
 
 #include <algorithm>
 
@@ -121,6 +122,28 @@ std::string ServerMetrics::render(const engine::EngineStats& s, const std::strin
   time_per_output_token_.render(out, "llmesh:time_per_output_token_seconds", "Time per output token after the first.",
                                 labels);
   e2e_latency_.render(out, "llmesh:e2e_request_latency_seconds", "End-to-end request latency.", labels);
+  return out;
+}
+
+std::string render_listener_metrics(const ListenerStats& s, const std::string& model_name) {
+  std::string out;
+  const std::string labels = fmt::format("model_name=\"{}\"", model_name);
+  gauge(out, "llmesh:http_workers", "HTTP worker threads (each serves one connection at a time).", labels,
+        double(s.num_workers));
+  gauge(out, "llmesh:http_workers_busy", "HTTP workers serving a connection now.", labels,
+        double(s.num_busy_workers));
+  gauge(out, "llmesh:http_connections_total", "Connections accepted.", labels, double(s.num_connections), "counter");
+  gauge(out, "llmesh:http_overflow_connections_total",
+        "Connections answered 503 because every worker was busy.", labels, double(s.num_overflow_connections),
+        "counter");
+  gauge(out, "llmesh:http_dropped_connections_total",
+        "Connections closed unanswered because the overflow backlog was full too.", labels,
+        double(s.num_dropped_connections), "counter");
+  gauge(out, "llmesh:tls_handshake_failures_total", "TLS handshakes that failed.", labels,
+        double(s.num_tls_handshake_failures), "counter");
+  out += fmt::format("# HELP process_resident_memory_bytes Resident memory size in bytes.\n"
+                     "# TYPE process_resident_memory_bytes gauge\nprocess_resident_memory_bytes {}\n",
+                     resident_memory_bytes());
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "api/http_listener.h"
 #include "engine/engine.h"
 
 namespace llmesh::api {
@@ -53,5 +54,8 @@ class ServerMetrics {
   int64_t num_http_errors_5xx_ = 0;
   int64_t num_loop_guard_stops_ = 0;
 };
+
+// The HTTP front end's gauges and counters (connections, busy workers, overflow).
+std::string render_listener_metrics(const ListenerStats& stats, const std::string& model_name);
 
 }  // namespace llmesh::api

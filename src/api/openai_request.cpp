@@ -193,6 +193,12 @@ ChatCompletionRequest parse_chat_completion_request(const json& body) {
       if (name == function->end() || !name->is_string() || name->get_ref<const std::string&>().empty()) {
         fail_param(where + ".function.name", "'{}.function.name' must be a non-empty string", where);
       }
+      // A JSON Schema object (its absence means "no arguments"); the template and the grammar read it.
+      auto parameters = function->find("parameters");
+      if (parameters != function->end() && !parameters->is_object() && !parameters->is_null()) {
+        fail_param(where + ".function.parameters", "'{}.function.parameters' must be a JSON Schema object, got {}",
+                   where, parameters->type_name());
+      }
       r.tools.push_back(tool);
     }
   }

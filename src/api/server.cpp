@@ -5,11 +5,15 @@
 #include <chrono>
 #include <thread>
 
+#include "api/access_log.h"
 #include "api/anthropic_error.h"
 #include "api/anthropic_messages.h"
 #include "api/api_error.h"
+#include "api/api_keys.h"
 #include "api/cache_view.h"
+#include "api/cors_policy.h"
 #include "api/generation_pipeline.h"
+#include "api/http_listener.h"
 #include "api/openai_chat.h"
 #include "api/openai_completions.h"
 #include "api/openai_responses.h"
@@ -36,6 +40,7 @@ std::string reason_type(int status) {
     case 401: return "authentication_error";
     case 404: return "not_found_error";
     case 405: return "invalid_request_error";
+    case 408: return "timeout_error";
     case 413: return "invalid_request_error";
     case 429: return "rate_limit_error";
     case 503: return "service_unavailable";
@@ -51,12 +56,23 @@ json error_body_for(const std::string& path, int status, std::string_view messag
   return error_body(message, openai_type, param, code);
 }
 
-bool authorized(const ServerOptions& options, const httplib::Request& req) {
-  if (options.api_key.empty()) return true;
-  const std::string bearer = req.get_header_value("Authorization");
-  if (bearer == "Bearer " + options.api_key) return true;
-  return req.get_header_value("x-api-key") == options.api_key;
+ListenerOptions listener_options(const ServerOptions& o) {
+  ListenerOptions l;
+  l.num_workers = std::max(4, o.num_http_threads);
+  l.limits.request_read_seconds = o.request_read_timeout_s;
+  l.limits.max_header_bytes = o.max_header_bytes;
+  l.tls_cert_file = o.tls_cert_file;
+  l.tls_key_file = o.tls_key_file;
+  return l;
 }
+
+bool has_body(const httplib::Request& req) {
+  const std::string length = req.get_header_value("Content-Length");
+  return (!length.empty() && length != "0") || req.has_header("Transfer-Encoding");
+}
+
+// The id of the API key a request presents, for the access log (this thread's request).
+thread_local std::string t_key_id;
 
 // Token ids from a JSON array (ApiError naming `param`).
 std::vector<int32_t> token_ids_field(const json& body, const char* param, int32_t vocab_size) {
@@ -76,9 +92,16 @@ std::vector<int32_t> token_ids_field(const json& body, const char* param, int32_
 
 struct ApiServer::Impl {
   ServerContext ctx;
-  httplib::Server http;
+  ApiKeys api_keys;
+  CorsPolicy cors;
+  std::unique_ptr<AccessLog> access_log;
+  HttpListener http;
 
-  explicit Impl(ServerOptions options) {
+  explicit Impl(ServerOptions options)
+      : api_keys(ApiKeys::load(options.api_keys, options.api_key_file)),
+        cors(options.cors_origins),
+        access_log(options.access_log_path.empty() ? nullptr : std::make_unique<AccessLog>(options.access_log_path)),
+        http(listener_options(options)) {
     ctx.options = std::move(options);
     setup();
   }
@@ -111,48 +134,32 @@ struct ApiServer::Impl {
   }
 
   void setup() {
-    const int num_threads = std::max(4, ctx.options.num_http_threads);
-    http.new_task_queue = [num_threads] { return new httplib::ThreadPool(size_t(num_threads)); };
     http.set_payload_max_length(ctx.options.max_body_bytes);
-    http.set_read_timeout(60, 0);
-    http.set_write_timeout(60, 0);
-    http.set_keep_alive_timeout(5);  // an idle keep-alive connection holds a worker thread
-    http.set_keep_alive_max_count(100000);  // clients reuse connections; do not close them every few requests
 
-    // Authentication and loading state, before routing.
     http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-      if (req.path == "/health") return httplib::Server::HandlerResponse::Unhandled;
-      if (!authorized(ctx.options, req)) {
-        ctx.metrics.count_http_error(401);
-        send_error(res, 401,
-                   error_body_for(req.path, 401,
-                                  "Missing or invalid API key: send 'Authorization: Bearer KEY' or 'x-api-key: KEY'",
-                                  "authentication_error", "", "invalid_api_key"));
-        return httplib::Server::HandlerResponse::Handled;
-      }
-      if (!ctx.ready.load()) {
-        send_error(res, 503, error_body_for(req.path, 503, "The model is still loading", "service_unavailable"));
-        res.set_header("Retry-After", "1");
-        return httplib::Server::HandlerResponse::Handled;
-      }
-      if (ctx.draining.load()) {
-        send_error(res, 503,
-                   error_body_for(req.path, 503, "The server is shutting down; retry on another server or later",
-                                  "service_unavailable"));
-        res.set_header("Retry-After", "5");
+      const auto handled = pre_route(req, res);
+      // Answered before its body was read: the rest is still in the socket, so the
+      // connection closes after this response (http_listener.cpp) — say so.
+      if (handled == httplib::Server::HandlerResponse::Handled && has_body(req))
         res.set_header("Connection", "close");
-        return httplib::Server::HandlerResponse::Handled;
-      }
-      return httplib::Server::HandlerResponse::Unhandled;
+      return handled;
     });
     // Statuses httplib sets itself (404 no route, 413 body too large, 400 bad framing) get
     // OpenAI bodies, or Anthropic ones on /v1/messages*.
     http.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req,
                                                                         httplib::Response& res) {
       if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+      // A read the connection's limits ended (http_connection.h) is a 408/431/414, not a bare 400.
+      if (const HttpConnection* connection = HttpListener::current_connection(); connection && res.status == 400) {
+        if (connection->failure() == ReadFailure::Timeout) res.status = 408;
+        if (connection->failure() == ReadFailure::HeadersTooLarge) res.status = 431;
+        if (connection->failure() == ReadFailure::RequestLineTooLong) res.status = 414;
+        if (res.status != 400) ctx.metrics.count_http_error(res.status);
+      }
       std::string message = fmt::format("HTTP {}", res.status);
       if (res.status == 404) message = fmt::format("No route for {} {}", req.method, req.path);
       if (res.status == 400) message = "Malformed HTTP request (a POST without a body needs 'Content-Length: 0')";
+      if (res.status == 408 || res.status == 414 || res.status == 431) message = read_limit_message(res.status);
       if (res.status == 413) {
         message = fmt::format("The request body is larger than the limit of {} bytes", ctx.options.max_body_bytes);
         ctx.metrics.count_http_error(413);
@@ -161,6 +168,14 @@ struct ApiServer::Impl {
                       "application/json");
       return httplib::Server::HandlerResponse::Handled;
     }));
+
+    http.set_read_failure_body([this](int status, const std::string& path) {
+      ctx.metrics.count_http_error(status);
+      return dump_json(error_body_for(path, status, read_limit_message(status), reason_type(status)));
+    });
+    if (access_log) {
+      http.set_logger([this](const httplib::Request& req, const httplib::Response& res) { log_access(req, res); });
+    }
 
     http.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
       if (!ctx.ready.load()) {
@@ -219,9 +234,78 @@ struct ApiServer::Impl {
       send_json(res, cache_view_json(ctx.engine->stats()));
     }));
     http.Get("/metrics", guarded([this](const httplib::Request&, httplib::Response& res) {
-      res.set_content(ctx.metrics.render(ctx.engine->stats(), ctx.options.served_model_name),
+      res.set_content(ctx.metrics.render(ctx.engine->stats(), ctx.options.served_model_name) +
+                          render_listener_metrics(http.stats(), ctx.options.served_model_name),
                       "text/plain; version=0.0.4");
     }));
+  }
+
+  // CORS, overload, authentication and loading state, before routing.
+  httplib::Server::HandlerResponse pre_route(const httplib::Request& req, httplib::Response& res) {
+    t_key_id.clear();
+    cors.apply(req, res);
+    if (CorsPolicy::is_preflight(req)) return httplib::Server::HandlerResponse::Handled;  // 204, no credentials
+    if (HttpListener::overloaded()) {
+      ctx.metrics.count_http_error(503);
+      send_error(res, 503,
+                 error_body_for(req.path, 503,
+                                fmt::format("The server is busy: all {} connections are in use; retry shortly",
+                                            http.stats().num_workers),
+                                "service_unavailable"));
+      res.set_header("Retry-After", "1");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (req.path == "/health") return httplib::Server::HandlerResponse::Unhandled;
+    const std::optional<std::string> key_id =
+        api_keys.match(req.get_header_value("Authorization"), req.get_header_value("x-api-key"));
+    if (key_id) t_key_id = *key_id;
+    if (api_keys.enabled() && !key_id) {
+      ctx.metrics.count_http_error(401);
+      send_error(res, 401,
+                 error_body_for(req.path, 401,
+                                "Missing or invalid API key: send 'Authorization: Bearer KEY' or 'x-api-key: KEY'",
+                                "authentication_error", "", "invalid_api_key"));
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (!ctx.ready.load()) {
+      send_error(res, 503, error_body_for(req.path, 503, "The model is still loading", "service_unavailable"));
+      res.set_header("Retry-After", "1");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (ctx.draining.load()) {
+      send_error(res, 503,
+                 error_body_for(req.path, 503, "The server is shutting down; retry on another server or later",
+                                "service_unavailable"));
+      res.set_header("Retry-After", "5");
+      res.set_header("Connection", "close");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  }
+
+  // Why a connection limit (http_connection.h) ended a request.
+  std::string read_limit_message(int status) const {
+    if (status == 408) {
+      return fmt::format("The request did not arrive within {} s (--request-timeout)", ctx.options.request_read_timeout_s);
+    }
+    if (status == 414) return "The request line (method and URL) is too long";
+    return fmt::format("The request's headers are larger than the limit ({} bytes in all, 8000 per line)",
+                       ctx.options.max_header_bytes);
+  }
+
+  void log_access(const httplib::Request& req, const httplib::Response& res) {
+    AccessRecord r;
+    r.remote = req.remote_addr;
+    r.method = req.method;
+    r.path = req.path;
+    r.status = res.status;
+    r.request_id = res.get_header_value("x-request-id");
+    r.key_id = t_key_id;
+    if (const HttpConnection* connection = HttpListener::current_connection()) {
+      r.bytes = connection->bytes_written();
+      r.duration_ms = std::chrono::duration<double, std::milli>(Clock::now() - connection->request_start()).count();
+    }
+    access_log->write(r);
   }
 
   // {"prompt": text} or {"messages": [...]} (rendered with the chat template) -> token ids.

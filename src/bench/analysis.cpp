@@ -78,6 +78,8 @@ json analyze_point(const StoredPoint& point) {
     mode = analyze_prefix_ab(point);
   else if (kind == "needle")
     mode = analyze_needle(point);
+  else if (kind == "soak")
+    mode = analyze_soak(point);
   else
     mode = analyze_sessions(point);
   for (auto& [k, v] : mode.items()) {

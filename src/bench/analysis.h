@@ -19,6 +19,7 @@ nlohmann::json analyze_interference(const StoredPoint& point);
 nlohmann::json analyze_prefix_ab(const StoredPoint& point);
 nlohmann::json analyze_needle(const StoredPoint& point);
 nlohmann::json analyze_sessions(const StoredPoint& point);  // sessions and trace
+nlohmann::json analyze_soak(const StoredPoint& point);
 
 // Shared checks: appends reasons when measured records failed, have other
 // lengths than asked, or (cold) hit cached tokens.

@@ -74,7 +74,13 @@ std::vector<PointSpec> planned_points(const BenchOptions& o) {
       } else if (mode == "sanity") {
         for (PointSpec& p : sanity_points()) points.push_back(p);
       } else {
-        points.push_back(mode_point(mode, o.trace_path));
+        PointSpec p = mode_point(mode, o.trace_path);
+        if (p.kind == "soak") {
+          if (o.soak_duration_s > 0) p.duration_s = o.soak_duration_s;
+          if (o.soak_sessions > 0) p.num_sessions = o.soak_sessions;
+          p.name = default_name(p);
+        }
+        points.push_back(p);
       }
     }
   }

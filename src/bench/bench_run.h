@@ -17,9 +17,11 @@ struct BenchOptions {
   std::string tokenizer_path;                  // tokenizer.json, its folder, or a model (.gguf / HF folder)
   std::string corpus_path;                     // optional text file prompts are cut from
   std::string scenarios_path;                  // TOML / TSV; replaces the modes' points
-  std::vector<std::string> modes = {"quick"};  // quick, sanity, interference, prefix, needle, sessions, trace
+  std::vector<std::string> modes = {"quick"};  // quick, sanity, interference, prefix, needle, sessions, soak, trace
   std::string trace_path;
   double scale = 1;
+  double soak_duration_s = 0;  // --mode soak: how long (0: the mode's 2 h)
+  int64_t soak_sessions = 0;   // --mode soak: concurrent agent sessions (0: the mode's 8)
   bool also_warm = false;  // add a warm twin of every fixed point (reported in its own tables)
   std::string out_dir;
   bool strict = false;  // exit code 2 when a point that ran is not valid

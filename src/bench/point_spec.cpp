@@ -28,6 +28,11 @@ std::string PointSpec::key() const {
                        num_sessions, num_turns, shared_prefix_tokens, tool_tokens_min, tool_tokens_max,
                        output_tokens_min, output_tokens_max, think_s_min, think_s_max, subagent_every_turns,
                        subagent_turns, seed);
+  if (kind == "soak")
+    return fmt::format("soak n={} duration={}s prefix={} tool={}-{} out={}-{} think={}-{} sub={}x{} compact={} seed={}",
+                       num_sessions, duration_s, shared_prefix_tokens, tool_tokens_min, tool_tokens_max,
+                       output_tokens_min, output_tokens_max, think_s_min, think_s_max, subagent_every_turns,
+                       subagent_turns, compact_at_tokens, seed);
   if (kind == "trace")
     return fmt::format("trace path={} block={} scale={} seed={}", trace_path, trace_block_tokens, token_scale, seed);
   fail("unknown point kind '{}'", kind);
@@ -47,7 +52,10 @@ json to_json(const PointSpec& s) {
     j.update({{"inject_isl", s.inject_isl}, {"inject_osl", s.inject_osl}, {"inject_after_s", s.inject_after_s}});
   if (s.kind == "prefix_ab") j.update({{"isl", s.isl}, {"repetitions", s.repetitions}});
   if (s.kind == "needle") j.update({{"context_lengths", s.context_lengths}, {"depths", s.num_depths}});
-  if (s.kind == "sessions")
+  if (s.kind == "soak")
+    j.update({{"duration_s", s.duration_s}, {"compact_at_tokens", s.compact_at_tokens},
+              {"sample_every_s", s.sample_every_s}});
+  if (s.kind == "sessions" || s.kind == "soak")
     j.update({{"sessions", s.num_sessions},
               {"turns", s.num_turns},
               {"shared_prefix_tokens", s.shared_prefix_tokens},
@@ -111,7 +119,10 @@ PointSpec point_spec_from_json(const json& j) {
                                       "subagent_turns",
                                       "trace",
                                       "trace_block_tokens",
-                                      "token_scale"};
+                                      "token_scale",
+                                      "duration_s",
+                                      "compact_at_tokens",
+                                      "sample_every_s"};
   for (const auto& [key, value] : j.items()) {
     bool found = false;
     for (const char* k : known) found = found || key == k;
@@ -152,6 +163,10 @@ PointSpec point_spec_from_json(const json& j) {
   get_string("trace", s.trace_path);
   get_int("trace_block_tokens", s.trace_block_tokens, 1);
   get_double("token_scale", s.token_scale);
+  get_double("duration_s", s.duration_s);
+  get_int("compact_at_tokens", s.compact_at_tokens, 1);
+  get_double("sample_every_s", s.sample_every_s);
+  check(s.sample_every_s > 0, "point field 'sample_every_s' must be > 0");
   check(s.tool_tokens_min <= s.tool_tokens_max && s.output_tokens_min <= s.output_tokens_max &&
             s.think_s_min <= s.think_s_max,
         "point '{}': a *_min is above its *_max", s.name);

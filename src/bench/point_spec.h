@@ -11,6 +11,7 @@
 //   needle        a fact at num_depths depths in contexts of context_lengths tokens
 //   sessions      agent sessions sharing a system+tools prefix (see agent_sessions.h)
 //   trace         replay of a JSONL trace (the `llmesh sim` format)
+//   soak          agent sessions for a duration, with server samples (see soak.cpp)
 #pragma once
 
 #include <cstdint>
@@ -46,6 +47,11 @@ struct PointSpec {
   double think_s_min = 0, think_s_max = 3;
   int64_t subagent_every_turns = 0;  // 0: no sub-agents; k: a sub-agent forks after every k-th turn
   int64_t subagent_turns = 2;
+
+  // soak (also num_sessions, shared_prefix_tokens, the tool/output/think ranges and sub-agents above)
+  double duration_s = 7200;
+  int64_t compact_at_tokens = 100000;  // a session compacts past this prompt length (at most 70% of the context)
+  double sample_every_s = 10;          // the server's /metrics is sampled this often
 
   // trace
   std::string trace_path;

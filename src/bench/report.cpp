@@ -186,7 +186,38 @@ std::vector<ReportTable> report_tables(const std::vector<json>& results) {
              fmt::format("{} / {}", fmt_num(num(t, {"ttft_ms", "p50"})), fmt_num(num(t, {"ttft_ms", "p95"})))});
     }
   }
-  for (ReportTable* t : {&interference, &prefix, &needle, &sessions, &turns})
+  ReportTable soak{"Soak",
+                   "Reuse = cached tokens / the conversation's previous prompt. RSS slope after the first tenth. "
+                   "Idle KV blocks: held by requests once the soak ends, against before it started.",
+                   {"point", "requests", "errors", "compactions", "reuse worst / p5 / median", "TTFT ms p50 / p95",
+                    "TPOT ms p50 / p95", "RSS MiB first → last", "RSS slope MiB/h", "idle KV blocks", "status"},
+                   {}};
+  ReportTable soak_windows{"Soak over time", "", {"point", "window", "requests ok", "TTFT ms p50 / p95",
+                                                   "TPOT ms p50 / p95"}, {}};
+  for (const json& r : results) {
+    if (r["kind"] != "soak" || r.contains("skipped")) continue;
+    const json& m = r["metrics"];
+    std::string errors = std::to_string(r.value("num_errors", int64_t(0)));
+    for (const auto& [kind, n] : r["errors_by_kind"].items()) errors += fmt::format(" ({}: {})", kind, n.get<int64_t>());
+    soak.rows.push_back(
+        {r["name"], std::to_string(m.value("num_requests", 0)), errors, std::to_string(r.value("num_compactions", 0)),
+         fmt::format("{} / {} / {}", fmt_num(num(r, {"reuse", "worst"}), 3), fmt_num(num(r, {"reuse", "p5"}), 3),
+                     fmt_num(num(r, {"reuse", "median"}), 3)),
+         fmt::format("{} / {}", fmt_num(num(m, {"ttft_ms", "p50"})), fmt_num(num(m, {"ttft_ms", "p95"}))),
+         fmt::format("{} / {}", fmt_num(num(m, {"tpot_ms", "p50"})), fmt_num(num(m, {"tpot_ms", "p95"}))),
+         fmt::format("{} → {}", fmt_num(num(r, {"rss_mib_first"}), 0), fmt_num(num(r, {"rss_mib_last"}), 0)),
+         fmt_num(num(r, {"rss_slope_mib_per_hour"}), 1),
+         fmt::format("{} → {}", fmt_num(num(r, {"kv_blocks_used_baseline"}), 0),
+                     fmt_num(num(r, {"kv_blocks_used_idle"}), 0)),
+         status_of(r)});
+    for (const json& w : r["windows"])
+      soak_windows.rows.push_back(
+          {r["name"], fmt::format("{}–{} min", fmt_num(num(w, {"from_s"}) / 60, 1), fmt_num(num(w, {"to_s"}) / 60, 1)),
+           std::to_string(w.value("num_ok", 0)),
+           fmt::format("{} / {}", fmt_num(num(w, {"ttft_ms", "p50"})), fmt_num(num(w, {"ttft_ms", "p95"}))),
+           fmt::format("{} / {}", fmt_num(num(w, {"tpot_ms", "p50"})), fmt_num(num(w, {"tpot_ms", "p95"})))});
+  }
+  for (ReportTable* t : {&interference, &prefix, &needle, &sessions, &turns, &soak, &soak_windows})
     if (!t->rows.empty()) tables.push_back(std::move(*t));
   ReportTable problems{"Status and notes",
                        "Every point that is not valid, was skipped, or carries a note.",
@@ -329,6 +360,23 @@ std::string report_html(const json& manifest, const std::vector<json>& results) 
   if (!ttft_by_turn.empty()) {
     out += svg_line_chart("Sessions: TTFT p50 by turn", "turn", "ms", ttft_by_turn);
     out += svg_line_chart("Sessions: cache reuse vs the previous prompt, by turn", "turn", "reuse", reuse_by_turn);
+  }
+  std::vector<LineSeries> rss_over_time, blocks_over_time;
+  for (const json& r : results) {
+    if (r["kind"] != "soak" || r.contains("skipped")) continue;
+    LineSeries rss{r["name"], {}, {}}, blocks{r["name"], {}, {}};
+    for (const json& s : r["samples"]) {
+      rss.xs.push_back(num(s, {"t_s"}) / 60);
+      rss.ys.push_back(num(s, {"rss_bytes"}) / double(1 << 20));
+      blocks.xs.push_back(num(s, {"t_s"}) / 60);
+      blocks.ys.push_back(num(s, {"kv_blocks_used"}));
+    }
+    rss_over_time.push_back(rss);
+    blocks_over_time.push_back(blocks);
+  }
+  if (!rss_over_time.empty()) {
+    out += svg_line_chart("Soak: server RSS", "minutes", "MiB", rss_over_time);
+    out += svg_line_chart("Soak: KV blocks held by requests", "minutes", "blocks", blocks_over_time);
   }
   for (const ReportTable& t : report_tables(results)) {
     out += "<h2>" + html_escape(t.title) + "</h2>\n";

@@ -133,6 +133,7 @@ void run_point(RunContext& ctx, const PointSpec& spec) {
   if (spec.kind == "needle") return run_needle(ctx, spec);
   if (spec.kind == "sessions") return run_sessions(ctx, spec);
   if (spec.kind == "trace") return run_trace(ctx, spec);
+  if (spec.kind == "soak") return run_soak(ctx, spec);
   fail("unknown point kind '{}'", spec.kind);
 }
 

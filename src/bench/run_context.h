@@ -86,6 +86,7 @@ void run_prefix_ab(RunContext& ctx, const PointSpec& spec);
 void run_needle(RunContext& ctx, const PointSpec& spec);
 void run_sessions(RunContext& ctx, const PointSpec& spec);
 void run_trace(RunContext& ctx, const PointSpec& spec);
+void run_soak(RunContext& ctx, const PointSpec& spec);
 
 // Dispatch by spec.kind.
 void run_point(RunContext& ctx, const PointSpec& spec);

@@ -26,20 +26,6 @@ PointSpec fixed(int64_t isl, int64_t osl, int64_t concurrency, int64_t num_reque
   return p;
 }
 
-std::string default_name(const PointSpec& p) {
-  if (p.kind == "fixed")
-    return fmt::format("{}->{} C{}{}", format_tokens(p.isl), format_tokens(p.osl), p.concurrency,
-                       p.cache == "warm" ? " warm" : "");
-  if (p.kind == "interference")
-    return fmt::format("{}->{} C{} + {}->{}", format_tokens(p.isl), format_tokens(p.osl), p.concurrency,
-                       format_tokens(p.inject_isl), format_tokens(p.inject_osl));
-  if (p.kind == "prefix_ab") return fmt::format("prefix A/B {}", format_tokens(p.isl));
-  if (p.kind == "needle") return "needle";
-  if (p.kind == "sessions")
-    return fmt::format("{} session{} x {} turns", p.num_sessions, p.num_sessions == 1 ? "" : "s", p.num_turns);
-  return "trace";
-}
-
 int64_t scale_count(int64_t n, double scale, int64_t min_value) {
   return std::max<int64_t>(min_value, static_cast<int64_t>(std::llround(static_cast<double>(n) * scale)));
 }
@@ -74,6 +60,27 @@ std::vector<std::string> split_tabs(const std::string& line) {
 }
 
 }  // namespace
+
+std::string default_name(const PointSpec& p) {
+  if (p.kind == "fixed")
+    return fmt::format("{}->{} C{}{}", format_tokens(p.isl), format_tokens(p.osl), p.concurrency,
+                       p.cache == "warm" ? " warm" : "");
+  if (p.kind == "interference")
+    return fmt::format("{}->{} C{} + {}->{}", format_tokens(p.isl), format_tokens(p.osl), p.concurrency,
+                       format_tokens(p.inject_isl), format_tokens(p.inject_osl));
+  if (p.kind == "prefix_ab") return fmt::format("prefix A/B {}", format_tokens(p.isl));
+  if (p.kind == "needle") return "needle";
+  if (p.kind == "sessions")
+    return fmt::format("{} session{} x {} turns", p.num_sessions, p.num_sessions == 1 ? "" : "s", p.num_turns);
+  if (p.kind == "soak") {
+    const double s = p.duration_s;
+    const std::string duration = s >= 3600 ? fmt::format("{:.3g}h", s / 3600)
+                                 : s >= 60 ? fmt::format("{:.3g}min", s / 60)
+                                           : fmt::format("{:.3g}s", s);
+    return fmt::format("soak {} sessions {}", p.num_sessions, duration);
+  }
+  return "trace";
+}
 
 std::vector<PointSpec> quick_map_points() {
   std::vector<PointSpec> points = {
@@ -110,12 +117,19 @@ PointSpec mode_point(const std::string& mode, const std::string& trace_path) {
     p.num_depths = 5;
   } else if (mode == "sessions") {
     p.kind = "sessions";
+  } else if (mode == "soak") {
+    p.kind = "soak";
+    p.tool_tokens_min = 3000;  // Claude Code's tool results
+    p.tool_tokens_max = 15000;
+    p.output_tokens_min = 200;
+    p.output_tokens_max = 1000;
+    p.subagent_every_turns = 4;
   } else if (mode == "trace") {
     check(!trace_path.empty(), "--mode trace needs --trace FILE");
     p.kind = "trace";
     p.trace_path = trace_path;
   } else {
-    fail("unknown mode '{}' (quick, sanity, interference, prefix, needle, sessions, trace)", mode);
+    fail("unknown mode '{}' (quick, sanity, interference, prefix, needle, sessions, soak, trace)", mode);
   }
   p.name = default_name(p);
   return p;
@@ -132,12 +146,13 @@ PointSpec scaled(PointSpec p, double scale) {
     p.inject_isl = scale_count(p.inject_isl, scale, 16);
     p.inject_osl = scale_count(p.inject_osl, scale, 1);
     for (int64_t& n : p.context_lengths) n = scale_count(n, scale, 64);
-    p.num_sessions = scale_count(p.num_sessions, scale, 1);
+    if (p.kind != "soak") p.num_sessions = scale_count(p.num_sessions, scale, 1);  // a soak's load is its sessions
     p.shared_prefix_tokens = p.shared_prefix_tokens == 0 ? 0 : scale_count(p.shared_prefix_tokens, scale, 16);
     p.tool_tokens_min = scale_count(p.tool_tokens_min, scale, 1);
     p.tool_tokens_max = scale_count(p.tool_tokens_max, scale, 1);
     p.output_tokens_min = scale_count(p.output_tokens_min, scale, 1);
     p.output_tokens_max = scale_count(p.output_tokens_max, scale, 1);
+    p.compact_at_tokens = scale_count(p.compact_at_tokens, scale, 64);
     p.token_scale *= scale;
   }
   // Concurrency is what a point measures, so it is kept: at least one request per slot.

@@ -31,4 +31,7 @@ std::vector<PointSpec> load_scenario_file(const std::string& path);
 // least `concurrency` requests.
 PointSpec scaled(PointSpec spec, double scale);
 
+// The label a point gets when none is given ("1K->1K C16", "soak 8 sessions 2h").
+std::string default_name(const PointSpec& p);
+
 }  // namespace llmesh::bench

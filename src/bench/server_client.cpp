@@ -255,6 +255,11 @@ void ServerClient::generate(const GenerationRequest& request, RequestRecord& r, 
 
 void ServerClient::abort() { http_->stop(); }
 
+std::string ServerClient::metrics_text() {
+  httplib::Result res = http_->Get("/metrics");
+  return res && res->status == 200 ? res->body : "";
+}
+
 json ServerClient::models() {
   httplib::Result res = http_->Get("/v1/models");
   if (!res || res->status != 200) return json();

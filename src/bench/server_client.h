@@ -51,6 +51,8 @@ class ServerClient {
   void generate(const GenerationRequest& request, RequestRecord& record, Clock::time_point run_start,
                 const std::atomic<bool>* stop = nullptr);
 
+  // GET /metrics (Prometheus text); "" when unavailable.
+  std::string metrics_text();
   // GET /v1/models; null json when unavailable.
   nlohmann::json models();
   // The server's context limit from /v1/models (max_model_len, or

@@ -1,6 +1,9 @@
 #include "core/host_memory.h"
 
 #include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <cstdio>
 
 #include <filesystem>
 #include <fstream>
@@ -25,6 +28,15 @@ size_t free_disk_bytes(const std::string& path) {
   struct statvfs st {};
   if (::statvfs(p.c_str(), &st) != 0) return 0;
   return size_t(st.f_bavail) * size_t(st.f_frsize);
+}
+
+size_t resident_memory_bytes() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (!f) return 0;
+  unsigned long long size_pages = 0, resident_pages = 0;
+  const int n = std::fscanf(f, "%llu %llu", &size_pages, &resident_pages);
+  std::fclose(f);
+  return n == 2 ? size_t(resident_pages) * size_t(sysconf(_SC_PAGESIZE)) : 0;
 }
 
 }  // namespace llmesh

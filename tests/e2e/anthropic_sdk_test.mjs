@@ -1,12 +1,12 @@
 // Drives a running `llmesh serve` with the official @anthropic-ai/sdk npm package.
-//   node anthropic_sdk_test.mjs   (env: LLMESH_URL, NODE_MODULES; LLMESH_AUTH_URL: a server with --api-key secret)
+//   node anthropic_sdk_test.mjs   (env: LLMESH_URL, NODE_MODULES; LLMESH_API_KEY when the server needs one; LLMESH_AUTH_URL: a server with --api-key secret)
 // Each check throws on failure; the process exits non-zero.
 import assert from "node:assert/strict";
 import { pathToFileURL } from "node:url";
 
 const BASE = process.env.LLMESH_URL;
 const { default: Anthropic } = await import(pathToFileURL(`${process.env.NODE_MODULES}/@anthropic-ai/sdk/index.mjs`).href);
-const client = new Anthropic({ baseURL: BASE, apiKey: "anything", maxRetries: 0, timeout: 120_000 });
+const client = new Anthropic({ baseURL: BASE, apiKey: process.env.LLMESH_API_KEY ?? "anything", maxRetries: 0, timeout: 120_000 });
 const MODEL = "claude-sonnet-5-5";  // any name is accepted and echoed
 const user = (content) => [{ role: "user", content }];
 
@@ -56,7 +56,7 @@ async function streamed(params) {
 async function rawEvents(path, body, headers = {}) {
   const r = await fetch(`${BASE}${path}`, {
     method: "POST",
-    headers: { "content-type": "application/json", "x-api-key": "x", "anthropic-version": "2023-06-01", ...headers },
+    headers: { "content-type": "application/json", "x-api-key": process.env.LLMESH_API_KEY ?? "x", "anthropic-version": "2023-06-01", ...headers },
     body: JSON.stringify(body),
   });
   assert.equal(r.status, 200, await r.clone().text());
@@ -73,7 +73,7 @@ async function rawEvents(path, body, headers = {}) {
 async function post(path, body, headers = {}) {
   const r = await fetch(`${BASE}${path}`, {
     method: "POST",
-    headers: { "content-type": "application/json", "x-api-key": "x", ...headers },
+    headers: { "content-type": "application/json", "x-api-key": process.env.LLMESH_API_KEY ?? "x", ...headers },
     body: typeof body === "string" ? body : JSON.stringify(body),
   });
   const text = await r.text();

@@ -1,12 +1,14 @@
 // Drives a running `llmesh serve` with the official openai npm SDK.
-//   node openai_sdk_test.mjs   (env: LLMESH_URL, NODE_MODULES)
+//   node openai_sdk_test.mjs   (env: LLMESH_URL, NODE_MODULES; LLMESH_API_KEY when the server needs one)
 // Each check throws on failure; the process exits non-zero.
 import assert from "node:assert/strict";
 import { pathToFileURL } from "node:url";
 
 const BASE = process.env.LLMESH_URL;
 const { default: OpenAI } = await import(pathToFileURL(`${process.env.NODE_MODULES}/openai/index.mjs`).href);
-const client = new OpenAI({ baseURL: `${BASE}/v1`, apiKey: "unused", maxRetries: 0, timeout: 60_000 });
+// Raw fetches send the key the SDK sends.
+const AUTH = { authorization: `Bearer ${process.env.LLMESH_API_KEY ?? "unused"}` };
+const client = new OpenAI({ baseURL: `${BASE}/v1`, apiKey: process.env.LLMESH_API_KEY ?? "unused", maxRetries: 0, timeout: 60_000 });
 const MODEL = "tiny";
 
 async function chat(messages, extra = {}) {
@@ -34,7 +36,7 @@ async function chatStream(messages, extra = {}, onChunk = null) {
 }
 
 async function metrics() {
-  const text = await (await fetch(`${BASE}/metrics`)).text();
+  const text = await (await fetch(`${BASE}/metrics`, { headers: AUTH })).text();
   const value = (name) => {
     const m = text.match(new RegExp(`^${name}\\{[^}]*\\} (\\S+)$`, "m"));
     assert.ok(m, `metric ${name} missing`);
@@ -75,7 +77,7 @@ check("tools are accepted and rendered; the result is never a 500", async () => 
   const tools = [{ type: "function", function: { name: "get_weather", description: "Weather for a city",
     parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } }];
   const messages = user("Weather in Paris?");
-  const rendered = await (await fetch(`${BASE}/apply-template`, { method: "POST",
+  const rendered = await (await fetch(`${BASE}/apply-template`, { method: "POST", headers: AUTH,
     body: JSON.stringify({ messages, tools }) })).json();
   assert.match(rendered.prompt, /get_weather/);
   const r = await chat(messages, { tools, tool_choice: "auto", max_tokens: 16 });
@@ -162,7 +164,7 @@ check("repeated prefix is served from cache; /flush_cache changes nothing but th
   const cached = second.usage.prompt_tokens_details.cached_tokens;
   assert.ok(cached >= prompt - 64 && cached < prompt, `cached ${cached} of ${prompt}`);
   assert.equal(second.choices[0].message.content, first.choices[0].message.content);
-  const flushed = await (await fetch(`${BASE}/flush_cache`, { method: "POST" })).json();
+  const flushed = await (await fetch(`${BASE}/flush_cache`, { method: "POST", headers: AUTH })).json();
   assert.equal(flushed.status, "ok");
   const third = await chat(messages, { max_tokens: 8 });
   assert.equal(third.usage.prompt_tokens_details.cached_tokens, 0);

@@ -1,6 +1,7 @@
 # Sourced by tests/e2e/test_serve_*.sh: starts `llmesh serve` on a free
 # loopback port with the tiny Qwen3 model and kills it when the script exits.
 #   start_server NAME [serve flags...]   -> sets ${NAME}_URL and ${NAME}_PID; waits for /health 200
+# Set E2E_CA to a CA certificate file for servers started with --tls-cert: curl trusts it.
 set -euo pipefail
 
 : "${LLMESH:?path of the llmesh binary}"
@@ -42,7 +43,9 @@ skip_on_scalar_kernels() {
   fi
 }
 
+E2E_CURL_TLS=()
 start_server() {
+  [ -n "${E2E_CA:-}" ] && E2E_CURL_TLS=(--cacert "$E2E_CA")
   local name=$1
   shift
   local log="$E2E_TMP/$name.log"
@@ -52,13 +55,14 @@ start_server() {
   SERVER_PIDS+=("$pid")
   local url=""
   for _ in $(seq 1 300); do
-    url=$(sed -n 's/.*ready at \(http:[^ ]*\).*/\1/p' "$log" | head -1)
+    url=$(sed -n 's/.*ready at \(https\?:[^ ]*\).*/\1/p' "$log" | head -1)
     [ -n "$url" ] && break
     kill -0 "$pid" 2>/dev/null || fail "server $name exited during startup"
     sleep 0.1
   done
   [ -n "$url" ] || fail "server $name not ready after 30 s"
-  [ "$(curl -s -o /dev/null -w '%{http_code}' "$url/health")" = 200 ] || fail "$name: /health is not 200"
+  [ "$(curl -s "${E2E_CURL_TLS[@]}" -o /dev/null -w '%{http_code}' "$url/health")" = 200 ] ||
+    fail "$name: /health is not 200"
   printf -v "${name}_URL" '%s' "$url"
   printf -v "${name}_PID" '%s' "$pid"
 }
@@ -68,7 +72,7 @@ expect_status() {
   local want=$1 method=$2 url=$3
   shift 3
   local got
-  got=$(curl -s -o "$E2E_TMP/body" -w '%{http_code}' -X "$method" "$url" "$@") || true
+  got=$(curl -s "${E2E_CURL_TLS[@]}" -o "$E2E_TMP/body" -w '%{http_code}' -X "$method" "$url" "$@") || true
   [ "$got" = "$want" ] || fail "$method $url: status $got, want $want; body: $(head -c 400 "$E2E_TMP/body")"
 }
 
