@@ -27,5 +27,6 @@ void add_tokenize_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
 void add_sim_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_route_command(CLI::App& app);
 
 }  // namespace llmesh::app

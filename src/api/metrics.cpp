@@ -36,10 +36,19 @@ int64_t Histogram::count() const {
   return count_;
 }
 
+double Histogram::sum() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return sum_;
+}
+
 void Histogram::render(std::string& out, const std::string& name, const std::string& help,
                        const std::string& labels) const {
-  std::lock_guard<std::mutex> lock(mu_);
   out += fmt::format("# HELP {} {}\n# TYPE {} histogram\n", name, help, name);
+  render_samples(out, name, labels);
+}
+
+void Histogram::render_samples(std::string& out, const std::string& name, const std::string& labels) const {
+  std::lock_guard<std::mutex> lock(mu_);
   int64_t cumulative = 0;
   for (size_t i = 0; i < upper_bounds_.size(); ++i) {
     cumulative += bucket_counts_[i];

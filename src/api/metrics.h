@@ -22,7 +22,10 @@ class Histogram {
   // Appends the # HELP/# TYPE lines and the _bucket/_sum/_count samples.
   void render(std::string& out, const std::string& name, const std::string& help,
               const std::string& labels) const;
+  // The samples only: for a second label set under the same # HELP/# TYPE.
+  void render_samples(std::string& out, const std::string& name, const std::string& labels) const;
   int64_t count() const;
+  double sum() const;
 
  private:
   mutable std::mutex mu_;

@@ -8,6 +8,10 @@ const BASE = process.env.LLMESH_URL;
 const { default: Anthropic } = await import(pathToFileURL(`${process.env.NODE_MODULES}/@anthropic-ai/sdk/index.mjs`).href);
 const client = new Anthropic({ baseURL: BASE, apiKey: process.env.LLMESH_API_KEY ?? "anything", maxRetries: 0, timeout: 120_000 });
 const MODEL = "claude-sonnet-5-5";  // any name is accepted and echoed
+// LLMESH_BRIDGED=1: the server is `llmesh route` bridging onto an OpenAI chat
+// upstream, which cannot say which stop sequence matched, and rewrites bodies
+// (the upstream's body limit is not the client's): those two checks are skipped.
+const BRIDGED = process.env.LLMESH_BRIDGED === "1";
 const user = (content) => [{ role: "user", content }];
 
 // Checks the event-order rules the SDK relies on; returns the problem or "".
@@ -161,8 +165,10 @@ check("stop_sequences end the text and are reported", async () => {
   const middle = Math.floor(chars.length / 2);
   const stop = chars.slice(middle, middle + 3).join("");
   const cut = await client.messages.create({ ...params, stop_sequences: [stop] });
-  assert.equal(cut.stop_reason, "stop_sequence");
-  assert.equal(cut.stop_sequence, stop);
+  if (!BRIDGED) {
+    assert.equal(cut.stop_reason, "stop_sequence");
+    assert.equal(cut.stop_sequence, stop);
+  }
   const cutText = cut.content.filter((b) => b.type === "text").map((b) => b.text).join("");
   const before = text.slice(0, text.indexOf(stop));
   // Whitespace with no text after it opens no text block.
@@ -286,6 +292,7 @@ check("authentication: x-api-key or bearer; a bad key gets authentication_error"
   const authed = new Anthropic({ baseURL: url, apiKey: "wrong", maxRetries: 0 });
   await assert.rejects(authed.messages.countTokens({ model: MODEL, messages: user("x") }),
                        (e) => e instanceof Anthropic.AuthenticationError);
+  if (BRIDGED) return;
   const big = await fetch(`${url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": "secret" },
                                                   body: JSON.stringify({ pad: "x".repeat(300000) }) });
   assert.equal(big.status, 413);

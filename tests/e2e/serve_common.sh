@@ -49,6 +49,7 @@ start_server() {
   local name=$1
   shift
   local log="$E2E_TMP/$name.log"
+  : >"$log"  # exists before the background job opens it: the sed below must not race it
   "$LLMESH" serve --model "$TINY_MODEL" --host 127.0.0.1 --port 0 --served-model-name tiny --threads 1 "$@" \
     >"$log" 2>&1 &
   local pid=$!
