@@ -15,12 +15,29 @@ namespace llmesh::api {
 using nlohmann::json;
 using OJson = nlohmann::ordered_json;
 
+namespace {
+
+// The session of a Messages request (session_key.h reads plain JSON): only the
+// parts it looks at are converted — metadata, system, the first message.
+SessionKey messages_session_key(const OJson& body, const std::string& header) {
+  nlohmann::json parts = nlohmann::json::object();
+  for (const char* name : {"metadata", "system"})
+    if (auto it = body.find(name); it != body.end()) parts[name] = nlohmann::json::parse(it->dump());
+  if (auto it = body.find("messages"); it != body.end() && it->is_array() && !it->empty()) {
+    parts["messages"] = nlohmann::json::array({nlohmann::json::parse((*it)[0].dump())});
+  }
+  return session_key(parts, PromptApi::anthropic_messages, header);
+}
+
+}  // namespace
+
 void handle_messages(ServerContext& ctx, const httplib::Request& req, httplib::Response& res) {
   const auto arrival = Clock::now();
   const OJson body = parse_ordered_json_body(req.body);
   MessagesRequest request = parse_messages_request(body, MessagesEndpoint::Create);
   request.params.cache_ttl_seconds = anthropic_cache_ttl_seconds(body);
   PreparedGeneration prepared = prepare(ctx, to_generation_request(request));
+  prepared.session = messages_session_key(body, req.get_header_value("x-session-id"));
 
   const std::string id = make_request_id("msg_");
   const std::string model_name = request.params.model.empty() ? ctx.options.served_model_name : request.params.model;

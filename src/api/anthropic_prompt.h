@@ -12,10 +12,6 @@
 
 namespace llmesh::api {
 
-// max_tokens is clamped to what fits (Claude Code asks for 32,000-64,000);
-// tool_choice any/tool and output_config.format become the constraint.
-GenerationRequest to_generation_request(const MessagesRequest& request);
-
 // ApiError 400 when the template fails (raise_exception, no user turn, …).
 std::string render_messages_prompt(const text::ChatTemplate& chat_template, const MessagesRequest& request);
 

@@ -482,7 +482,7 @@ MessagesRequest parse_messages_request(const OJson& body, MessagesEndpoint endpo
   if (r.enable_thinking) r.reasoning_budget_tokens = r.thinking_budget_tokens ? r.thinking_budget_tokens : effort_budget;
   add_unknown_fields(body,
                      {"model", "messages", "system", "max_tokens", "stop_sequences", "stream", "temperature", "top_k",
-                      "top_p", "tools", "tool_choice", "thinking", "output_config", "output_format", "loop_guard"},
+                      "top_p", "tools", "tool_choice", "thinking", "output_config", "output_format", "loop_guard", "metadata"},
                      kMessagesEndpoint, r.ignored);
   return r;
 }

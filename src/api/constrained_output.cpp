@@ -129,15 +129,4 @@ std::shared_ptr<engine::TokenConstraint> make_output_constraint(const ServerCont
   return nullptr;
 }
 
-nlohmann::ordered_json ordered_value_at(const std::string& body, std::initializer_list<const char*> path,
-                                        const nlohmann::json& fallback) {
-  const json ordered = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  const json* node = &ordered;
-  for (const char* key : path) {
-    if (!node->is_object() || !node->contains(key)) return json(fallback);
-    node = &(*node)[key];
-  }
-  return *node;
-}
-
 }  // namespace llmesh::api

@@ -48,13 +48,6 @@ std::shared_ptr<engine::TokenConstraint> make_output_constraint(const ServerCont
                                                                 const ReasoningPrefix& reasoning,
                                                                 std::vector<std::string>* ignored);
 
-// JSON objects keep the client's key order here, because the grammar emits
-// object properties in schema order (nlohmann::json, used to parse the rest
-// of a request, sorts keys). The value at `path` in the raw `body`, or
-// `fallback` when the body has nothing there.
-nlohmann::ordered_json ordered_value_at(const std::string& body, std::initializer_list<const char*> path,
-                                        const nlohmann::json& fallback);
-
 // Schema keywords the grammar could not enforce, reported to the client in
 // this response header (ignored_parts.h's header_list_value).
 inline constexpr const char* kUnenforcedKeywordsHeader = "x-llmesh-unenforced-schema-keywords";

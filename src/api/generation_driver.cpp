@@ -23,6 +23,8 @@ bool drive_generation(ServerContext& ctx, ActiveGeneration& gen, TokenTextPipeli
     const auto now = Clock::now();
     const double ttft = first_token_time ? seconds_between(gen.arrival, *first_token_time) : 0.0;
     ctx.metrics.observe_request(ttft, seconds_between(gen.arrival, now), pipeline.num_generated_tokens(), succeeded);
+    ctx.sessions.record(gen.session, gen.num_prompt_tokens, pipeline.num_cached_tokens(),
+                        pipeline.num_generated_tokens(), succeeded);
   };
 
   bool cancelled_by_drain = false;

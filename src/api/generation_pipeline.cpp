@@ -185,6 +185,7 @@ StartedGeneration start_generation(ServerContext& ctx, PreparedGeneration prepar
   gen.request_id = request_id;
   gen.num_prompt_tokens = prepared.num_prompt_tokens();
   gen.arrival = arrival;
+  gen.session = prepared.session;
   prepared.engine_request.request_id = std::move(request_id);
   try {
     gen.handle = ctx.engine->submit(std::move(prepared.engine_request));

@@ -26,6 +26,7 @@
 #include "api/constrained_output.h"
 #include "api/generation_request.h"
 #include "api/server_context.h"
+#include "api/session_key.h"
 #include "api/token_text_pipeline.h"
 #include "engine/request.h"
 #include "text/chat_template.h"
@@ -45,6 +46,7 @@ struct PreparedGeneration {
   PipelineOptions pipeline;        // stop strings, logprobs, the output parser
   std::vector<std::string> unenforced_keywords;  // schema keywords the constraint cannot enforce
   IgnoredParts ignored;                          // request parts the parser ignored
+  SessionKey session;                            // the agent session it belongs to (set by the handler)
 
   int64_t num_prompt_tokens() const { return int64_t(engine_request.prompt_ids.size()); }
 };

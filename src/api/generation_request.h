@@ -1,7 +1,7 @@
 // The one request every generating endpoint makes of the server, whatever
 // protocol it came in. Each endpoint only translates its wire format into a
-// GenerationRequest (to_generation_request in openai_chat.h, anthropic_prompt.h,
-// openai_responses.h) and the outputs back into its wire format; rendering,
+// GenerationRequest (to_generation_request below, in generation_request.cpp)
+// and the outputs back into its wire format; rendering,
 // tokenization, the output limit, the token constraint and submission happen
 // once, in generation_pipeline.h.
 //
@@ -17,6 +17,7 @@
 // format PipelineOutputs as its events; nothing in the pipeline changes.
 #pragma once
 
+#include <initializer_list>
 #include <optional>
 #include <string>
 
@@ -101,5 +102,23 @@ struct GenerationRequest {
   ErrorStyle error_style = ErrorStyle::OpenAI;
   IgnoredParts ignored;  // what the protocol parser ignored: reported in a response header
 };
+
+struct MessagesRequest;   // anthropic_request.h
+struct ResponsesRequest;  // responses_request.h
+
+// The normalized request of each protocol. `body` is the raw request: the
+// constraint's schemas are read from it in the client's key order.
+GenerationRequest to_generation_request(const ChatCompletionRequest& request, const std::string& body);
+GenerationRequest to_generation_request(const ResponsesRequest& request, const std::string& body);
+// Anthropic: max_tokens is clamped to what fits (Claude Code asks for
+// 32,000-64,000); tool_choice any/tool and output_config.format become the constraint.
+GenerationRequest to_generation_request(const MessagesRequest& request);
+
+// JSON objects keep the client's key order here, because the grammar emits
+// object properties in schema order (nlohmann::json, used to parse the rest
+// of a request, sorts keys). The value at `path` in the raw `body`, or
+// `fallback` when the body has nothing there.
+nlohmann::ordered_json ordered_value_at(const std::string& body, std::initializer_list<const char*> path,
+                                        const nlohmann::json& fallback);
 
 }  // namespace llmesh::api

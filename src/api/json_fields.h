@@ -14,13 +14,43 @@
 
 namespace llmesh::api {
 
+// Request bodies may nest arrays and objects this deep at most. Copying,
+// printing, comparing and rendering JSON recurse through it, so a body of
+// 100,000 brackets would overflow the stack; real requests (tool schemas
+// included) stay far below.
+inline constexpr int kMaxJsonBodyDepth = 128;
+
+// True when `text` nests arrays/objects deeper than `max_depth` (strings skipped; for any bytes).
+inline bool json_nesting_exceeds(const std::string& text, int max_depth) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return true;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return false;
+}
+
 // A request body that must be one JSON object: ApiError 400 saying why it is not.
 template <typename Json>
 Json parse_json_object_body(const std::string& body) {
+  if (json_nesting_exceeds(body, kMaxJsonBodyDepth)) {
+    throw ApiError(400, "invalid_request_error",
+                   fmt::format("The request body nests arrays and objects more than {} levels deep", kMaxJsonBodyDepth));
+  }
   Json parsed;
   try {
     parsed = Json::parse(body);
-  } catch (const typename Json::parse_error& e) {
+  } catch (const typename Json::exception& e) {  // parse_error, and out_of_range for a number like 1e99999
     throw ApiError(400, "invalid_request_error", std::string("The request body is not valid JSON: ") + e.what());
   }
   if (!parsed.is_object()) {

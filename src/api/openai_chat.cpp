@@ -94,33 +94,13 @@ json ChatResponseBuilder::build(const std::string& id, int64_t created, const st
           {"usage", usage}};
 }
 
-GenerationRequest to_generation_request(const ChatCompletionRequest& request, const std::string& body) {
-  GenerationRequest out;
-  out.messages = nlohmann::ordered_json(request.messages);
-  out.tools = nlohmann::ordered_json(request.tools);
-  out.template_kwargs = request.template_kwargs;
-  out.template_kwargs.erase("enable_thinking");
-  out.enable_thinking = request.enable_thinking.value_or(kDefaultEnableThinking);
-  out.reasoning_budget_tokens = request.reasoning_budget_tokens;
-  out.params = request.params;
-  out.parse_tool_calls = request.parse_tool_calls;
-  out.ignored = request.ignored;
-  if (request.tool_call_required) {
-    out.constraint =
-        ConstraintSpec::tool_call(ordered_value_at(body, {"tools"}, request.tools), request.forced_tool_name);
-  } else if (request.response_schema) {
-    out.constraint = ConstraintSpec::json_schema(
-        ordered_value_at(body, {"response_format", "json_schema", "schema"}, *request.response_schema),
-        "response_format");
-  }
-  return out;
-}
-
 void handle_chat_completions(ServerContext& ctx, const httplib::Request& req, httplib::Response& res) {
   const auto arrival = Clock::now();
-  const ChatCompletionRequest request = parse_chat_completion_request(parse_json_body(req.body));
+  const nlohmann::json body = parse_json_body(req.body);
+  const ChatCompletionRequest request = parse_chat_completion_request(body);
   ctx.check_model_name(request.params.model);
   PreparedGeneration prepared = prepare(ctx, to_generation_request(request, req.body));
+  prepared.session = session_key(body, PromptApi::chat_completions, req.get_header_value("x-session-id"));
 
   const std::string id = make_request_id("chatcmpl-");
   const int64_t created = unix_time_seconds();

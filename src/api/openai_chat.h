@@ -49,10 +49,6 @@ class ChatResponseBuilder {
   std::vector<TokenLogprobs> logprobs_;
 };
 
-// The normalized request of a chat completion. `body` is the raw request:
-// the constraint's schemas are read from it in the client's key order.
-GenerationRequest to_generation_request(const ChatCompletionRequest& request, const std::string& body);
-
 void handle_chat_completions(ServerContext& ctx, const httplib::Request& req, httplib::Response& res);
 
 }  // namespace llmesh::api

@@ -53,7 +53,8 @@ json completion_object(const std::string& id, int64_t created, const std::string
 
 void handle_completions(ServerContext& ctx, const httplib::Request& req, httplib::Response& res) {
   const auto arrival = Clock::now();
-  const CompletionRequest request = parse_completion_request(parse_json_body(req.body));
+  const nlohmann::json request_body = parse_json_body(req.body);
+  const CompletionRequest request = parse_completion_request(request_body);
   ctx.check_model_name(request.params.model);
   const text::Tokenizer& tokenizer = *ctx.model->tokenizer;
   std::vector<int32_t> prompt_ids =
@@ -67,8 +68,9 @@ void handle_completions(ServerContext& ctx, const httplib::Request& req, httplib
   const std::string id = make_request_id("cmpl-");
   const int64_t created = unix_time_seconds();
   const std::string model_name = ctx.options.served_model_name;
-  StartedGeneration started =
-      start_generation(ctx, prepare_completion(ctx, std::move(prompt_ids), request.params), id, arrival, res);
+  PreparedGeneration prepared = prepare_completion(ctx, std::move(prompt_ids), request.params);
+  prepared.session = session_key(request_body, PromptApi::completions, req.get_header_value("x-session-id"));
+  StartedGeneration started = start_generation(ctx, std::move(prepared), id, arrival, res);
 
   if (request.params.stream) {
     auto job = std::make_shared<StreamJob>(std::move(started));

@@ -39,37 +39,13 @@ void remember_response(const std::string& response_id, bool store, const json& c
 
 }  // namespace
 
-GenerationRequest to_generation_request(const ResponsesRequest& request, const std::string& body) {
-  GenerationRequest out;
-  out.messages = nlohmann::ordered_json(request.messages);
-  out.tools = nlohmann::ordered_json(request.tools);
-  out.enable_thinking = request.enable_thinking.value_or(kDefaultEnableThinking);
-  out.reasoning_budget_tokens = request.reasoning_budget_tokens;
-  out.params = request.params;
-  out.ignored = request.ignored;
-  out.output_limit.param = "max_output_tokens";
-  out.output_limit.input_name = "input";
-  out.parse_tool_calls = !request.tools.empty() && request.tool_choice != ResponsesToolChoice::None;
-  if (request.tool_choice == ResponsesToolChoice::Required || request.tool_choice == ResponsesToolChoice::Named) {
-    // The function tools as the client sent them (flat {type, name, parameters}), in its key order.
-    nlohmann::ordered_json function_tools = nlohmann::ordered_json::array();
-    for (const auto& tool : ordered_value_at(body, {"tools"}, json::array())) {
-      if (tool.is_object() && tool.value("type", "") == "function") function_tools.push_back(tool);
-    }
-    if (function_tools.empty()) function_tools = nlohmann::ordered_json(request.tools);
-    out.constraint = ConstraintSpec::tool_call(std::move(function_tools), request.forced_tool_name);
-  } else if (request.text_format != ResponsesTextFormat::Text) {
-    out.constraint = ConstraintSpec::json_schema(
-        ordered_value_at(body, {"text", "format", "schema"}, request.text_schema), "text.format.schema");
-  }
-  return out;
-}
-
 void handle_responses(ServerContext& ctx, const httplib::Request& req, httplib::Response& res) {
   const auto arrival = Clock::now();
-  ResponsesRequest request = parse_responses_request(parse_json_body(req.body), &response_store());
+  const nlohmann::json body = parse_json_body(req.body);
+  ResponsesRequest request = parse_responses_request(body, &response_store());
   ctx.check_model_name(request.params.model);
   PreparedGeneration prepared = prepare(ctx, to_generation_request(request, req.body));
+  prepared.session = session_key(body, PromptApi::responses, req.get_header_value("x-session-id"));
 
   const std::string response_id = make_item_id("resp_");
   const text::Tokenizer& tokenizer = *ctx.model->tokenizer;

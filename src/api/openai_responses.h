@@ -11,10 +11,6 @@
 
 namespace llmesh::api {
 
-// The normalized request of a Responses request. `body` is the raw request:
-// the constraint's schemas are read from it in the client's key order.
-GenerationRequest to_generation_request(const ResponsesRequest& request, const std::string& body);
-
 void handle_responses(ServerContext& ctx, const httplib::Request& req, httplib::Response& res);
 
 }  // namespace llmesh::api

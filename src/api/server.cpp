@@ -230,6 +230,9 @@ struct ApiServer::Impl {
       const int64_t num_dropped = ctx.engine->flush_cache(tiers == "true" || tiers == "1");
       send_json(res, {{"status", "ok"}, {"num_blocks_dropped", num_dropped}});
     }));
+    http.Get("/v1/sessions", guarded([this](const httplib::Request&, httplib::Response& res) {
+      send_json(res, ctx.sessions.view());
+    }));
     http.Get("/v1/cache", guarded([this](const httplib::Request&, httplib::Response& res) {
       send_json(res, cache_view_json(ctx.engine->stats()));
     }));

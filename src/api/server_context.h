@@ -10,6 +10,8 @@
 
 #include "api/metrics.h"
 #include "api/server_options.h"
+#include "api/session_key.h"
+#include "api/session_table.h"
 #include "engine/engine.h"
 #include "runtime/loaded_model.h"
 
@@ -25,6 +27,7 @@ struct ServerContext {
   std::atomic<bool> draining{false};
   std::atomic<bool> cancel_generations{false};
   ServerMetrics metrics;
+  SessionTable sessions;  // GET /v1/sessions
 
   // The context limit requests are checked against.
   int64_t context_tokens() const;
@@ -41,6 +44,7 @@ struct ActiveGeneration {
   std::string request_id;
   int64_t num_prompt_tokens = 0;
   Clock::time_point arrival;
+  SessionKey session;
 };
 
 // A new id with the given prefix ("chatcmpl-", "cmpl-") and 24 random hex digits.

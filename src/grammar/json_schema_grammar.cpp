@@ -286,7 +286,11 @@ Symbol JsonSchemaCompiler::value(const json& schema, const std::string& path) {
     else
       return any_value();
   }
-  if (schema.value("nullable", false) && std::find(types.begin(), types.end(), "null") == types.end())
+  const auto nullable = schema.find("nullable");  // not value(): it throws a type_error for a non-boolean
+  if (nullable != schema.end() && !nullable->is_boolean() && !nullable->is_null())
+    fail("schema at {}: nullable must be a boolean, got {}", path, nullable->type_name());
+  if (nullable != schema.end() && nullable->is_boolean() && nullable->get<bool>() &&
+      std::find(types.begin(), types.end(), "null") == types.end())
     types.push_back("null");
   std::vector<Symbol> alternatives;
   for (const std::string& type : types) alternatives.push_back(typed_value(schema, type, path));

@@ -142,9 +142,9 @@ bool DiskTier::contains(BlockHash hash, std::span<const int32_t> tokens) const {
          std::equal(it->second.tokens.begin(), it->second.tokens.end(), tokens.begin(), tokens.end());
 }
 
-bool DiskTier::has(BlockHash hash) const {
+bool DiskTier::wants(BlockHash hash) const {
   std::lock_guard lock(mu_);
-  return index_.count(hash) || queued_.count(hash);
+  return writable_ && !index_.count(hash) && !queued_.count(hash);
 }
 
 bool DiskTier::read(BlockHash hash, std::span<const int32_t> tokens, std::span<std::byte> payload) {

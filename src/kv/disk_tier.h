@@ -69,8 +69,9 @@ class DiskTier {
   const DiskRecovery& recovery() const { return recovery_; }
   const std::string& dir() const { return options_.dir; }
   bool contains(BlockHash hash, std::span<const int32_t> tokens) const;
-  // Stored or queued (a second write of the same block is pointless).
-  bool has(BlockHash hash) const;
+  // A write of this block would be taken: writing is on and it is neither
+  // stored nor queued. One lock, no copy: callers ask before copying a block out.
+  bool wants(BlockHash hash) const;
   // Reads a block into `payload` after checking it. False (the file is dropped) when it fails.
   bool read(BlockHash hash, std::span<const int32_t> tokens, std::span<std::byte> payload);
   // Queues a write. False when dropped: queue full, writing off, or already stored/queued.

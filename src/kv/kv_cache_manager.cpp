@@ -32,7 +32,8 @@ void KvCacheManager::emit(const KvEvent& event) {
 void KvCacheManager::on_uncache(const CachedBlockRef& block) {
   if (!flushing_) {
     ++counters_.evictions;
-    for (KvCacheListener* l : listeners_) l->on_evict(block);
+    const int64_t now_ms = now_ms_();
+    for (KvCacheListener* l : listeners_) l->on_evict(block, now_ms);
   }
   emit({KvEventType::BlockRemoved, block.hash, block.parent, block.block_id, block.tokens});
 }

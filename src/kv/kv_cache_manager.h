@@ -71,8 +71,9 @@ class KvCacheListener {
  public:
   virtual ~KvCacheListener() = default;
   // A cached block is being evicted to make room: its K/V at `block.block_id`
-  // are intact until this returns (copy them out to keep them).
-  virtual void on_evict(const CachedBlockRef& block) { (void)block; }
+  // are intact until this returns (copy them out to keep them). `now_ms` is
+  // the manager's clock (set_clock), the one block.pinned_until_ms is in.
+  virtual void on_evict(const CachedBlockRef& block, int64_t now_ms) { (void)block, (void)now_ms; }
   virtual void on_event(const KvEvent& event) { (void)event; }
 };
 

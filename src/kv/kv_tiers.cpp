@@ -30,7 +30,7 @@ BlockRecord KvTiers::copy_out(int32_t block_id, BlockHash hash, BlockHash parent
 }
 
 void KvTiers::write_behind(BlockRecord&& record) {
-  if (disk_ && !disk_->has(record.hash)) disk_->enqueue(std::move(record));
+  if (disk_ && disk_->wants(record.hash)) disk_->enqueue(std::move(record));
 }
 
 bool KvTiers::contains(BlockHash hash, std::span<const int32_t> tokens) const {
@@ -64,18 +64,16 @@ void KvTiers::count_restore(double seconds) {
   ++counters_.restore_histogram[b];
 }
 
-void KvTiers::on_evict(const CachedBlockRef& block) {
+void KvTiers::on_evict(const CachedBlockRef& block, int64_t now_ms) {
   if (host_.budget_bytes() <= 0) return;  // no host tier: the disk copy (if any) was written when it was stored
   BlockRecord record = copy_out(block.block_id, block.hash, block.parent, block.tokens);
   record.pinned_until_ms = block.pinned_until_ms;
-  const int64_t now_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
   host_.put(std::move(record), now_ms, [this](BlockRecord&& dropped) { write_behind(std::move(dropped)); });
   ++counters_.host.demotions;
 }
 
 void KvTiers::on_event(const KvEvent& event) {
-  if (event.type != KvEventType::BlockStored || !disk_ || disk_->has(event.hash) || !disk_->stats().writable) return;
+  if (event.type != KvEventType::BlockStored || !disk_ || !disk_->wants(event.hash)) return;
   disk_->enqueue(copy_out(event.block_id, event.hash, event.parent_hash, event.tokens));
 }
 

@@ -65,7 +65,7 @@ class KvTiers : public KvCacheListener, public LowerTier {
 
   bool contains(BlockHash hash, std::span<const int32_t> tokens) const override;
   bool load(BlockHash hash, std::span<const int32_t> tokens, int32_t block_id) override;
-  void on_evict(const CachedBlockRef& block) override;
+  void on_evict(const CachedBlockRef& block, int64_t now_ms) override;
   void on_event(const KvEvent& event) override;
 
   // Drops every block of both tiers (the disk tier's files of this namespace); returns how many.

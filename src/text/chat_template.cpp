@@ -22,7 +22,9 @@ OrderedJson normalize_content(const OrderedJson& content, bool keep_text_parts) 
   std::string joined;
   bool first = true;
   for (const auto& part : content) {
-    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text")) return content;  // not text-only
+    if (!part.is_object() || !part.contains("type") || part["type"] != "text" || !part.contains("text") ||
+        !part["text"].is_string())
+      return content;  // not text-only
     if (!first) joined += "\n";
     first = false;
     joined += part["text"].get<std::string>();
@@ -58,8 +60,10 @@ OrderedJson normalize_messages(const OrderedJson& messages, bool string_argument
 
 }  // namespace
 
-ChatTemplate::ChatTemplate(std::string source, std::string bos_token, std::string eos_token)
+ChatTemplate::ChatTemplate(std::string source, std::string bos_token, std::string eos_token,
+                           const jinja::RenderLimits& limits)
     : template_(std::move(source), "chat_template"), bos_token_(std::move(bos_token)), eos_token_(std::move(eos_token)) {
+  template_.set_limits(limits);
   wants_string_arguments_ = probe_wants_string_arguments();
   accepts_text_parts_ = probe_accepts_text_parts();
 }

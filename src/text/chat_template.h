@@ -34,7 +34,9 @@ struct ChatTemplateOptions {
 class ChatTemplate {
  public:
   // Parses the template (llmesh::Error "chat_template line N: ..." on syntax errors).
-  ChatTemplate(std::string source, std::string bos_token, std::string eos_token);
+  // `limits` bound each render (jinja/template.h).
+  ChatTemplate(std::string source, std::string bos_token, std::string eos_token,
+               const jinja::RenderLimits& limits = {});
 
   // Renders a conversation; llmesh::Error "chat_template line N: ..." on a
   // template runtime error or raise_exception(message).

@@ -1,14 +1,21 @@
 #!/usr/bin/env python3
 """Writes a small seed corpus for the fuzz targets: valid tiny GGUF models
 (dense, MoE, quantized, llama with rope_freqs, qwen2 with biases), safetensors
-files and HF JSON configs. Written from the format specs; no dependencies.
+files and HF JSON configs (written from the format specs); request bodies of
+each protocol shaped like what Claude Code, Codex and the SDKs send
+(/work/shared/design/AGENT-CLIENTS.md); the chat templates of
+tests/golden/templates with a context from their goldens; JSON schemas;
+tokenizer and output-parser texts. No dependencies.
 
-usage: make_seeds.py OUT_DIR   (creates OUT_DIR/{gguf,safetensors,json})
+usage: make_seeds.py OUT_DIR   (creates OUT_DIR/{gguf,safetensors,json,api,jinja,schema,tokenizer,output})
 """
+import glob
 import json
 import os
 import struct
 import sys
+
+SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 U8, I8, U16, I16, U32, I32, F32, BOOL, STRING, ARRAY, U64, I64, F64 = range(13)
 GGML_F32, GGML_F16, GGML_Q4_0, GGML_Q8_0, GGML_BF16 = 0, 1, 2, 8, 30
@@ -185,6 +192,183 @@ def hf_config(arch_class, **extra):
     return config
 
 
+TOOL_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "additionalProperties": False,
+    "properties": {
+        "command": {"type": "string", "description": "The command to run"},
+        "timeout": {"type": "number", "maximum": 600000},
+        "mode": {"type": "string", "enum": ["read", "write"]},
+        "paths": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 4},
+        "edit": {"anyOf": [{"type": "object", "properties": {"old": {"type": "string"}, "new": {"type": "string"}},
+                            "required": ["old", "new"]}, {"type": "null"}]},
+        "kind": {"const": "bash"}, "count": {"type": "integer", "exclusiveMinimum": 0},
+        "name": {"type": "string", "minLength": 1, "maxLength": 8, "pattern": "^[a-z]+$", "format": "hostname"},
+    },
+    "required": ["command"],
+}
+
+RECURSIVE_SCHEMA = {
+    "$defs": {"node": {"type": "object", "properties": {"value": {"type": ["integer", "null"]},
+                                                        "children": {"type": "array", "items": {"$ref": "#/$defs/node"}}},
+                       "required": ["value"]}},
+    "allOf": [{"$ref": "#/$defs/node"}], "title": "tree",
+}
+
+
+def api_seeds():
+    """(name, selector byte + body) pairs for fuzz_api_request (see its header)."""
+    claude_code = {
+        "model": "local-model", "max_tokens": 32000, "stream": True,
+        "system": [{"type": "text", "text": "x-anthropic-billing-header: cc_version=2.1.3; cc_entrypoint=cli;"},
+                   {"type": "text", "text": "You are Claude Code.", "cache_control": {"type": "ephemeral"}},
+                   {"type": "text", "text": "Main prompt.", "cache_control": {"type": "ephemeral", "ttl": "1h"}}],
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "<system-reminder>ctx</system-reminder>"},
+                                         {"type": "text", "text": "say hi"}]},
+            {"role": "system", "content": "Extra system text"},
+            {"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "Run it.", "signature": "sig"},
+                {"type": "text", "text": "Running."},
+                {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.txt",
+                                          "is_error": False, "cache_control": {"type": "ephemeral"}}]}],
+        "tools": [{"name": "Bash", "description": "Run a command", "input_schema": TOOL_SCHEMA}],
+        "metadata": {"user_id": "{\"device\":\"x\"}"}, "thinking": {"type": "adaptive"},
+        "output_config": {"effort": "high"}, "context_management": {"edits": []},
+    }
+    title = {"model": "m", "max_tokens": 100, "messages": [{"role": "user", "content": "Name this chat"}],
+             "output_config": {"format": {"type": "json_schema",
+                                          "schema": {"type": "object", "properties": {"title": {"type": "string"}},
+                                                     "required": ["title"], "additionalProperties": False}}},
+             "tool_choice": {"type": "auto"}, "thinking": {"type": "enabled", "budget_tokens": 1024},
+             "stop_sequences": ["\n\nHuman:"], "temperature": 0.5, "top_k": 40}
+    forced = {"model": "m", "max_tokens": 50, "messages": [{"role": "user", "content": "weather?"},
+                                                          {"role": "assistant", "content": "Let me"}],
+              "tools": claude_code["tools"], "tool_choice": {"type": "tool", "name": "Bash"}}
+    count = {"model": "m", "messages": claude_code["messages"], "tools": claude_code["tools"],
+             "system": "plain system"}
+    chat = {"model": "m", "messages": [
+                {"role": "system", "content": "Be brief."},
+                {"role": "user", "content": [{"type": "text", "text": "weather in Paris?"}]},
+                {"role": "assistant", "content": None, "tool_calls": [
+                    {"id": "call_1", "type": "function",
+                     "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}}]},
+                {"role": "tool", "tool_call_id": "call_1", "content": "18C"}],
+            "tools": [{"type": "function", "function": {"name": "get_weather", "description": "Weather",
+                                                        "parameters": TOOL_SCHEMA}}],
+            "tool_choice": "required", "temperature": 0.7, "top_p": 0.9, "max_tokens": 64, "seed": 7,
+            "stop": ["END"], "stream": True, "stream_options": {"include_usage": True}, "logprobs": True,
+            "top_logprobs": 3, "reasoning_effort": "low", "chat_template_kwargs": {"enable_thinking": True},
+            "loop_guard": {"tokens": 64, "max_period": 8}}
+    chat_schema = {"model": "m", "messages": [{"role": "user", "content": "json please"}],
+                   "response_format": {"type": "json_schema", "json_schema": {"name": "tree", "schema": RECURSIVE_SCHEMA}},
+                   "max_completion_tokens": 100, "min_p": 0.05, "repetition_penalty": 1.1, "n": 1,
+                   "presence_penalty": 0.5, "frequency_penalty": 0.1, "top_k": 20, "min_tokens": 2}
+    completion = {"model": "m", "prompt": [[1, 2, 3]], "max_tokens": 4, "echo": True, "logprobs": 2}
+    codex = {"model": "m", "stream": True, "store": False, "parallel_tool_calls": True, "tool_choice": "auto",
+             "include": ["reasoning.encrypted_content"], "prompt_cache_key": "abc", "client_metadata": {"x": "y"},
+             "reasoning": {"summary": "auto", "effort": "medium"},
+             "input": [{"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "sys"}]},
+                       {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "list files"}]},
+                       {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "think"}],
+                        "content": None, "encrypted_content": "enc"},
+                       {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "exec_command",
+                        "arguments": "{\"cmd\":\"ls\"}", "status": "completed"},
+                       {"type": "function_call_output", "call_id": "call_1", "output": "a.txt"}],
+             "tools": [{"type": "function", "name": "exec_command", "description": "run", "strict": False,
+                        "parameters": TOOL_SCHEMA},
+                       {"type": "namespace", "tools": []}, {"type": "web_search"}]}
+    responses_schema = {"model": "m", "input": "hi", "previous_response_id": "resp_seed", "instructions": "sys",
+                        "text": {"format": {"type": "json_schema", "name": "t", "schema": RECURSIVE_SCHEMA}},
+                        "max_output_tokens": 64, "temperature": 1.0, "metadata": {"k": "v"},
+                        "tool_choice": {"type": "function", "name": "exec_command"}, "tools": codex["tools"]}
+    return [("chat_tools", "o", chat), ("chat_schema", "o", chat_schema), ("completion", "o", completion),
+            ("claude_code", "a", claude_code), ("title", "a", title), ("forced_tool", "a", forced),
+            ("count_tokens", "c", count), ("codex", "r", codex), ("responses_schema", "r", responses_schema)]
+
+
+def jinja_seeds():
+    """(name, template NUL context) for fuzz_jinja: the golden templates, each with its first golden context."""
+    seeds = []
+    for path in sorted(glob.glob(os.path.join(SOURCE_DIR, "tests/golden/templates/*.jinja"))):
+        name = os.path.splitext(os.path.basename(path))[0]
+        with open(path, "rb") as f:
+            source = f.read()
+        contexts = []
+        goldens = os.path.splitext(path)[0] + ".jsonl"
+        if os.path.exists(goldens):
+            with open(goldens) as f:
+                for line in f:
+                    if line.strip():
+                        contexts.append(json.loads(line).get("context", {}))
+        # The first golden case, and the richest one (tools and tool calls), for each template.
+        picks = contexts[:1] + sorted(contexts, key=lambda c: len(json.dumps(c)))[-1:]
+        for i, context in enumerate(picks or [{}]):
+            seeds.append(("%s_%d" % (name, i), source + b"\0" + json.dumps(context).encode()))
+    small = [
+        b"{% for m in messages %}{{ loop.index }}:{{ m.role | upper }} {{ m.content | tojson }}{% endfor %}",
+        b"{% macro f(x, y=2) %}{{ x ~ y }}{% endmacro %}{% set ns = namespace(a=[]) %}"
+        b"{% for i in range(3) if i > 0 %}{% set ns.a = ns.a + [f(i)] %}{% endfor %}{{ ns.a | join(',') }}",
+        b"{% set x = {'a': [1, 2.5, none, true]} %}{{ x | tojson(indent=2) }}{{ x.a[1:] }}{{ '%s-%d' % ('a', 3) }}"
+        b"{{ 'a,b'.split(',') | length }}{{ 'Ab'.lower().startswith('a') }}{% filter upper %}x{% endfilter %}",
+        b"{% macro m() %}[{{ caller(1) }}]{% endmacro %}{% call(v) m() %}v={{ v }}{% endcall %}"
+        b"{%- if messages[0]['role'] == 'system' -%}{{ raise_exception('no system') }}{%- endif -%}",
+    ]
+    for i, source in enumerate(small):
+        seeds.append(("small_%d" % i, source))
+    return seeds
+
+
+def schema_seeds():
+    return [("tool", TOOL_SCHEMA), ("recursive", RECURSIVE_SCHEMA), ("true", True),
+            ("object", {"type": "object"}),
+            ("types", {"type": ["string", "number", "boolean", "null"], "nullable": True}),
+            ("enum", {"enum": ["a", 1, None, {"k": [1]}], "minimum": 1}),
+            ("array", {"type": "array", "items": {"type": "integer", "minimum": 0}, "minItems": 2, "maxItems": 5,
+                       "uniqueItems": True}),
+            ("extra", {"type": "object", "additionalProperties": {"type": "string", "maxLength": 3}}),
+            ("oneof", {"oneOf": [{"type": "string", "minLength": 2}, {"$ref": "#/definitions/n"}],
+                       "definitions": {"n": {"type": "number"}}})]
+
+
+def text_seeds():
+    return [b"Hello, world! The thing and the other thing.", "caf\u00e9 \u4f60\u597d e\u0301 \U0001F600".encode(),
+            b"<|im_start|>user\nhi<|im_end|>\n<think>\nhmm\n</think>\n\n<tool_call>\n{\"name\": \"f\"}\n</tool_call>",
+            b"  \n\n\t x = {\"a\": 1}; \xff\xfe\xc3 \xe4\xbd", b"<|python_tag|>{\"name\": \"f\", \"parameters\": {}}"]
+
+
+def output_seeds():
+    hermes = 1 << 2 | 1
+    deepseek = 2 << 2 | 1
+    llama = 3 << 2
+    calls = ("<think>\nplan\n</think>\n\nText <tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n"
+             "</tool_call>\n<tool_call>{\"name\": \"f\", \"arguments\": \"{}\"}</tool_call> tail <tool_ca")
+    ds = ("<\uff5ctool\u2581calls\u2581begin\uff5c><\uff5ctool\u2581call\u2581begin\uff5c>function<\uff5ctool\u2581sep\uff5c>"
+          "get_weather\n```json\n{\"city\": \"Paris\"}\n```<\uff5ctool\u2581call\u2581end\uff5c>"
+          "<\uff5ctool\u2581call\u2581begin\uff5c>f<\uff5ctool\u2581sep\uff5c>{\"a\": 1}<\uff5ctool\u2581call\u2581end\uff5c>"
+          "<\uff5ctool\u2581calls\u2581end\uff5c>")
+    llama_calls = "<|python_tag|>{\"name\": \"f\", \"parameters\": {\"x\": 1}}; {\"name\": \"g\", \"arguments\": {}}"
+    return [("hermes", bytes([hermes, 7]) + calls.encode()), ("in_reasoning", bytes([hermes | 2, 3]) + calls.encode()),
+            ("deepseek", bytes([deepseek, 11]) + ("<think>x</think>" + ds).encode()),
+            ("llama", bytes([llama, 5]) + llama_calls.encode()), ("plain", bytes([0, 1]) + b"no tags <thin at all")]
+
+
+def write_protocol_seeds(out, write):
+    for sub in ("api", "jinja", "schema", "tokenizer", "output"):
+        os.makedirs(os.path.join(out, sub), exist_ok=True)
+    for name, selector, body in api_seeds():
+        write("api/%s" % name, selector.encode() + json.dumps(body).encode())
+    for name, data in jinja_seeds():
+        write("jinja/%s" % name, data)
+    for name, schema in schema_seeds():
+        write("schema/%s.json" % name, json.dumps(schema).encode())
+    for i, text in enumerate(text_seeds()):
+        for selector in range(8):
+            write("tokenizer/text%d_%d" % (i, selector), bytes([selector]) + text)
+    for name, data in output_seeds():
+        write("output/%s" % name, data)
+
+
 def main():
     out = sys.argv[1]
     for sub in ("gguf", "safetensors", "json"):
@@ -226,6 +410,7 @@ def main():
     write("json/generation_config.json", {"eos_token_id": [8, 9], "temperature": 0.6, "top_p": 0.95, "top_k": 20,
                                           "min_p": 0.0, "repetition_penalty": 1.05})
     write("json/tensor_name.txt", b"model.layers.3.mlp.experts.17.up_proj.weight")
+    write_protocol_seeds(out, write)
 
 
 if __name__ == "__main__":

@@ -189,14 +189,23 @@ Value filter_reject(const Value& value, const CallArgs& args) { return select_it
 Value filter_selectattr(const Value& value, const CallArgs& args) { return select_items(value, args, true, true); }
 Value filter_rejectattr(const Value& value, const CallArgs& args) { return select_items(value, args, true, false); }
 
+// A width or indent argument: negative counts as 0 (Python's ' ' * -1 == ''); over
+// kMaxWidth is an error (a runaway template, not a layout).
+size_t width_value(const Value& width, const char* filter) {
+  constexpr int64_t kMaxWidth = 1 << 16;
+  const int64_t n = width.as_int();
+  if (n > kMaxWidth) throw RuntimeError(std::string(filter) + " width " + std::to_string(n) + " is too large");
+  return n < 0 ? 0 : static_cast<size_t>(n);
+}
+
 // HF: json.dumps(x, ensure_ascii=False, indent=indent, separators=separators, sort_keys=sort_keys).
 Value filter_tojson(const Value& value, const CallArgs& args) {
   JsonDumpOptions options;
   if (const Value* indent = args.get_keyword("indent")) {
     if (indent->is_string()) throw RuntimeError("unsupported construct: tojson with a string indent");
-    if (!indent->is_none()) options.indent = static_cast<int>(indent->as_int());
+    if (!indent->is_none()) options.indent = static_cast<int>(width_value(*indent, "tojson indent"));
   } else if (args.positional.size() > 1) {
-    if (!args.positional[1].is_none()) options.indent = static_cast<int>(args.positional[1].as_int());
+    if (!args.positional[1].is_none()) options.indent = static_cast<int>(width_value(args.positional[1], "tojson indent"));
   }
   if (const Value* separators = args.get_keyword("separators"); separators && !separators->is_none()) {
     if (!separators->is_list() || separators->as_list().size() != 2) throw RuntimeError("tojson separators must be a pair");
@@ -214,7 +223,12 @@ Value filter_int(const Value& value, const CallArgs& args) {
   Value default_value = fallback ? *fallback : Value(int64_t{0});
   int base = static_cast<int>(args.get(1, "base") ? args.get(1, "base")->as_int() : 10);
   if (value.is_bool() || value.is_int()) return Value(value.as_int());
-  if (value.is_float()) return Value(static_cast<int64_t>(std::trunc(value.as_double())));
+  // A float outside the int64 range (or NaN) has no int64 value: the default, as for other bad input.
+  auto float_to_int = [&](double x) {
+    x = std::trunc(x);
+    return x >= -9.2e18 && x <= 9.2e18 ? Value(static_cast<int64_t>(x)) : default_value;
+  };
+  if (value.is_float()) return float_to_int(value.as_double());
   if (value.is_string()) {
     std::string text = python_strip(value.as_string(), std::nullopt, true, true);
     try {
@@ -226,7 +240,7 @@ Value filter_int(const Value& value, const CallArgs& args) {
     try {
       size_t used = 0;
       double parsed = std::stod(text, &used);
-      if (used == text.size() && std::isfinite(parsed)) return Value(static_cast<int64_t>(std::trunc(parsed)));
+      if (used == text.size() && std::isfinite(parsed)) return float_to_int(parsed);
     } catch (const std::exception&) {
     }
   }
@@ -272,7 +286,8 @@ Value filter_round(const Value& value, const CallArgs& args) {
 
 Value filter_indent(const Value& value, const CallArgs& args) {
   const Value* width = args.get(0, "width");
-  std::string indentation = width ? (width->is_string() ? width->as_string() : std::string(width->as_int(), ' ')) : "    ";
+  std::string indentation =
+      width ? (width->is_string() ? width->as_string() : std::string(width_value(*width, "indent"), ' ')) : "    ";
   bool first = bool_arg(args, 1, "first", false);
   bool blank = bool_arg(args, 2, "blank", false);
   std::vector<std::string> lines = python_splitlines(value.str() + "\n");

@@ -22,9 +22,10 @@ Value global_range(const CallArgs& args) {
   if (step == 0) throw RuntimeError("range() arg 3 must not be zero");
   constexpr int64_t kMaxRangeItems = 100000;  // jinja2's sandbox limit (MAX_RANGE)
   ValueList out;
-  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+  for (int64_t i = start; step > 0 ? i < stop : i > stop;) {
     if (static_cast<int64_t>(out.size()) >= kMaxRangeItems) throw RuntimeError("range too big");
     out.emplace_back(i);
+    if (__builtin_add_overflow(i, step, &i)) break;  // past INT64_MAX / INT64_MIN: past stop too
   }
   return Value(std::move(out));
 }

@@ -18,8 +18,9 @@ const Value* Scope::lookup(const std::string& name) const {
   return nullptr;
 }
 
-Interpreter::Interpreter(const std::string& template_name, const ValueDict& globals, const ValueDict& context)
-    : template_name_(template_name) {
+Interpreter::Interpreter(const std::string& template_name, const ValueDict& globals, const ValueDict& context,
+                         const RenderLimits& limits)
+    : template_name_(template_name), limits_(limits) {
   auto global_scope = std::make_shared<Scope>(nullptr);
   for (const auto& [name, value] : globals.entries()) global_scope->set(name, value);
   root_ = std::make_shared<Scope>(global_scope);
@@ -35,6 +36,29 @@ std::string Interpreter::render(const StmtList& body) {
 
 void Interpreter::fail_at(int line, const std::string& message) const {
   fail("{} line {}: {}", template_name_, line, message);
+}
+
+void Interpreter::count_iterations(int64_t n) {
+  num_iterations_ += n;
+  if (num_iterations_ > limits_.max_iterations)
+    throw RuntimeError("render limit: more than " + std::to_string(limits_.max_iterations) +
+                       " loop iterations and macro calls (RenderLimits::max_iterations)");
+}
+
+void Interpreter::check_output(const std::string& text) const {
+  if (static_cast<int64_t>(text.size()) > limits_.max_output_bytes)
+    throw RuntimeError("render limit: output longer than " + std::to_string(limits_.max_output_bytes) +
+                       " bytes (RenderLimits::max_output_bytes)");
+}
+
+const Value& Interpreter::check_size(const Value& value) const {
+  if (value.is_string() && static_cast<int64_t>(value.as_string().size()) > limits_.max_output_bytes)
+    throw RuntimeError("render limit: a string longer than " + std::to_string(limits_.max_output_bytes) +
+                       " bytes (RenderLimits::max_output_bytes)");
+  if (value.is_list() && static_cast<int64_t>(value.as_list().size()) > limits_.max_list_items)
+    throw RuntimeError("render limit: a list of more than " + std::to_string(limits_.max_list_items) +
+                       " items (RenderLimits::max_list_items)");
+  return value;
 }
 
 // ---- statements ----
@@ -53,6 +77,7 @@ Interpreter::Flow Interpreter::exec(const Stmt& stmt, std::string& out, const st
       case Stmt::Kind::kOutput:
         if (stmt.expr) out += eval(*stmt.expr, scope).str();
         else out += stmt.text;
+        check_output(out);
         return Flow::kNormal;
       case Stmt::Kind::kIf:
         for (const auto& [condition, body] : stmt.branches)
@@ -76,12 +101,14 @@ Interpreter::Flow Interpreter::exec(const Stmt& stmt, std::string& out, const st
         CallArgs args = eval_args(call, scope);
         args.keyword.emplace_back("caller", make_caller(stmt, scope));
         out += callee.as_function()(args).str();
+        check_output(out);
         return Flow::kNormal;
       }
       case Stmt::Kind::kFilterBlock: {
         std::string captured;
         if (exec_list(stmt.body, captured, scope) != Flow::kNormal) fail_at(stmt.line, "'break'/'continue' in a filter block");
         out += apply_filter_chain(*stmt.expr, Value(std::move(captured)), scope).str();
+        check_output(out);
         return Flow::kNormal;
       }
       case Stmt::Kind::kBreak: return Flow::kBreak;
@@ -117,6 +144,7 @@ void Interpreter::exec_set(const Stmt& stmt, const std::shared_ptr<Scope>& scope
     const Value* object = scope->lookup(stmt.target.names[0]);
     if (!object || !object->is_namespace())
       fail_at(stmt.line, "can only assign an attribute of a namespace object ('" + stmt.target.names[0] + "')");
+    check_storable(&object->as_dict(), value);
     object->as_dict().set(stmt.target.attribute, std::move(value));
     return;
   }
@@ -125,6 +153,7 @@ void Interpreter::exec_set(const Stmt& stmt, const std::shared_ptr<Scope>& scope
 
 Interpreter::Flow Interpreter::exec_for(const Stmt& stmt, std::string& out, const std::shared_ptr<Scope>& scope) {
   ValueList items = iterate(eval(*stmt.expr, scope));
+  count_iterations(static_cast<int64_t>(items.size()));  // all of them up front: building them was the work
   if (stmt.condition) {  // `for x in xs if cond` filters before loop.index is counted
     ValueList kept;
     for (const Value& item : items) {
@@ -169,6 +198,7 @@ Value Interpreter::make_macro(const Stmt& stmt, const std::shared_ptr<Scope>& sc
   std::weak_ptr<Scope> weak_scope = scope;
   return Value(Function([this, macro, weak_scope](const CallArgs& args) {
     if (call_depth_ >= kMaxCallDepth) throw RuntimeError("macro recursion too deep in '" + macro->text + "'");
+    count_iterations(1);
     std::shared_ptr<Scope> defining_scope = weak_scope.lock();
     if (!defining_scope) throw RuntimeError("macro '" + macro->text + "' called after its scope ended");
     auto call_scope = std::make_shared<Scope>(defining_scope);
@@ -204,6 +234,8 @@ Value Interpreter::make_macro(const Stmt& stmt, const std::shared_ptr<Scope>& sc
 Value Interpreter::make_caller(const Stmt& stmt, const std::shared_ptr<Scope>& scope) {
   const Stmt* block = &stmt;
   return Value(Function([this, block, scope](const CallArgs& args) {
+    if (call_depth_ >= kMaxCallDepth) throw RuntimeError("caller() recursion too deep");
+    count_iterations(1);
     auto call_scope = std::make_shared<Scope>(scope);
     for (size_t i = 0; i < block->params.size(); ++i) {
       const MacroParam& param = block->params[i];
@@ -212,8 +244,15 @@ Value Interpreter::make_caller(const Stmt& stmt, const std::shared_ptr<Scope>& s
       else if (param.default_value) call_scope->set(param.name, eval(*param.default_value, call_scope));
       else call_scope->set(param.name, Value::undefined("parameter '" + param.name + "' was not provided"));
     }
+    ++call_depth_;
     std::string rendered;
-    exec_list(block->body, rendered, call_scope);
+    try {
+      exec_list(block->body, rendered, call_scope);
+    } catch (...) {
+      --call_depth_;
+      throw;
+    }
+    --call_depth_;
     return Value(std::move(rendered));
   }));
 }
@@ -222,7 +261,9 @@ Value Interpreter::make_caller(const Stmt& stmt, const std::shared_ptr<Scope>& s
 
 Value Interpreter::eval(const Expr& expr, const std::shared_ptr<Scope>& scope) {
   try {
-    return eval_unchecked(expr, scope);
+    Value value = eval_unchecked(expr, scope);
+    check_size(value);
+    return value;
   } catch (const RuntimeError& error) {
     fail_at(expr.line, error.what());
   }

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "text/jinja/ast.h"
+#include "text/jinja/template.h"
 #include "text/jinja/value.h"
 
 namespace llmesh::text::jinja {
@@ -30,7 +31,8 @@ class Scope {
 class Interpreter {
  public:
   // `globals` become the outermost scope, `context` the template's own scope.
-  Interpreter(const std::string& template_name, const ValueDict& globals, const ValueDict& context);
+  Interpreter(const std::string& template_name, const ValueDict& globals, const ValueDict& context,
+              const RenderLimits& limits = {});
 
   std::string render(const StmtList& body);
 
@@ -51,8 +53,16 @@ class Interpreter {
   Value apply_filter_chain(const Expr& filter, const Value& input, const std::shared_ptr<Scope>& scope);
 
   [[noreturn]] void fail_at(int line, const std::string& message) const;
+  // Adds n to the iterations used; RuntimeError past RenderLimits::max_iterations.
+  void count_iterations(int64_t n);
+  // RuntimeError when `text` (output so far, a captured block) is over max_output_bytes.
+  void check_output(const std::string& text) const;
+  // RuntimeError when a computed string or list is over the limits.
+  const Value& check_size(const Value& value) const;
 
   const std::string& template_name_;
+  RenderLimits limits_;
+  int64_t num_iterations_ = 0;
   std::shared_ptr<Scope> root_;
   int call_depth_ = 0;
 };

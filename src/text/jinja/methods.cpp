@@ -182,6 +182,7 @@ Value list_method(const Value& list, const std::string& name) {
   if (name == "append") {
     return Value(Function([list](const CallArgs& args) {
       if (args.positional.size() != 1) throw RuntimeError("append() takes exactly one argument");
+      check_storable(&list.as_list(), args.positional[0]);
       list.as_list().push_back(args.positional[0]);
       return Value::none();
     }));

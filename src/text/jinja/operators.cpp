@@ -32,7 +32,42 @@ Value repeat(const Value& sequence, int64_t count) {
   return Value(std::move(out));
 }
 
+// Python ints do not overflow; templates never need more than 64 bits, so a result that does not fit is an error.
+[[noreturn]] void fail_overflow(const std::string& op) {
+  throw RuntimeError("integer overflow in '" + op + "' (more than 64 bits)");
+}
+
+int64_t checked_add(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) fail_overflow("+");
+  return r;
+}
+
+int64_t checked_sub(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_sub_overflow(a, b, &r)) fail_overflow("-");
+  return r;
+}
+
+int64_t checked_mul(int64_t a, int64_t b, const char* op = "*") {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) fail_overflow(op);
+  return r;
+}
+
+// base ** exponent (exponent >= 0) by squaring: at most ~64 steps, whatever the exponent.
+int64_t checked_pow(int64_t base, int64_t exponent) {
+  int64_t result = 1;
+  while (exponent > 0) {
+    if (exponent & 1) result = checked_mul(result, base, "**");
+    exponent >>= 1;
+    if (exponent > 0) base = checked_mul(base, base, "**");
+  }
+  return result;
+}
+
 int64_t floor_div(int64_t a, int64_t b) {
+  if (b == -1) return checked_sub(0, a);  // INT64_MIN // -1 does not fit
   int64_t quotient = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --quotient;
   return quotient;
@@ -140,7 +175,7 @@ Value binary_op(const std::string& op, const Value& left, const Value& right) {
   bool numbers = left.is_number() && right.is_number();
   bool use_float = numbers && (left.is_float() || right.is_float());
   if (op == "+") {
-    if (numbers) return use_float ? Value(left.as_double() + right.as_double()) : Value(left.as_int() + right.as_int());
+    if (numbers) return use_float ? Value(left.as_double() + right.as_double()) : Value(checked_add(left.as_int(), right.as_int()));
     if (left.is_string() && right.is_string()) return Value(left.as_string() + right.as_string());
     if (left.is_list() && right.is_list()) {
       ValueList out = left.as_list();
@@ -151,11 +186,11 @@ Value binary_op(const std::string& op, const Value& left, const Value& right) {
     fail_operands(op, left, right);
   }
   if (op == "-") {
-    if (numbers) return use_float ? Value(left.as_double() - right.as_double()) : Value(left.as_int() - right.as_int());
+    if (numbers) return use_float ? Value(left.as_double() - right.as_double()) : Value(checked_sub(left.as_int(), right.as_int()));
     fail_operands(op, left, right);
   }
   if (op == "*") {
-    if (numbers) return use_float ? Value(left.as_double() * right.as_double()) : Value(left.as_int() * right.as_int());
+    if (numbers) return use_float ? Value(left.as_double() * right.as_double()) : Value(checked_mul(left.as_int(), right.as_int()));
     if ((left.is_string() || left.is_list()) && right.is_number() && !right.is_float()) return repeat(left, right.as_int());
     if ((right.is_string() || right.is_list()) && left.is_number() && !left.is_float()) return repeat(right, left.as_int());
     fail_operands(op, left, right);
@@ -182,13 +217,12 @@ Value binary_op(const std::string& op, const Value& left, const Value& right) {
       return Value(remainder);
     }
     int64_t a = left.as_int(), b = right.as_int();
+    if (b == -1) return Value(int64_t{0});  // a - (a // -1) * -1 == 0, without INT64_MIN overflowing
     return Value(a - floor_div(a, b) * b);
   }
   if (op == "**") {
     if (!use_float && right.as_int() >= 0) {
-      int64_t result = 1;
-      for (int64_t i = 0; i < right.as_int(); ++i) result *= left.as_int();
-      return Value(result);
+      return Value(checked_pow(left.as_int(), right.as_int()));
     }
     return Value(std::pow(left.as_double(), right.as_double()));
   }
@@ -232,7 +266,7 @@ bool compare_op(const std::string& op, const Value& left, const Value& right) {
 Value negate(const Value& value) {
   if (value.is_undefined()) fail_undefined(value);
   if (value.is_float()) return Value(-value.as_double());
-  if (value.is_number()) return Value(-value.as_int());
+  if (value.is_number()) return Value(checked_sub(0, value.as_int()));
   throw RuntimeError("bad operand type for unary -: '" + value.type_name() + "'");
 }
 

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "text/jinja/unicode.h"
+#include "text/jinja/value.h"
 
 namespace llmesh::text::jinja {
 
@@ -92,6 +93,19 @@ std::vector<std::string> python_splitlines(const std::string& text) {
   return lines;
 }
 
+namespace {
+
+// A replace() result may be this long at most (the default RenderLimits::max_output_bytes):
+// `s.replace('x', long)` multiplies lengths, so it is checked while building, not after.
+constexpr size_t kMaxReplaceBytes = size_t{64} << 20;
+
+void check_replace_size(const std::string& out) {
+  if (out.size() > kMaxReplaceBytes)
+    throw RuntimeError("replace() result longer than " + std::to_string(kMaxReplaceBytes) + " bytes");
+}
+
+}  // namespace
+
 std::string python_replace(const std::string& text, const std::string& old_text, const std::string& new_text,
                            int64_t count) {
   std::string out;
@@ -103,6 +117,7 @@ std::string python_replace(const std::string& text, const std::string& old_text,
       if (count < 0 || done < count) {
         out += new_text;
         ++done;
+        check_replace_size(out);
       }
       utf8_append(out, c);
     }
@@ -116,6 +131,7 @@ std::string python_replace(const std::string& text, const std::string& old_text,
     if (at == std::string::npos) break;
     out.append(text, start, at - start);
     out += new_text;
+    check_replace_size(out);
     start = at + old_text.size();
     ++done;
   }

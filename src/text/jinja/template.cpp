@@ -32,11 +32,12 @@ Template& Template::operator=(Template&&) noexcept = default;
 namespace {
 
 template <typename Json>
-std::string render_with(const std::string& name, const StmtList& body, const ValueDict& globals, const Json& context) {
+std::string render_with(const std::string& name, const StmtList& body, const ValueDict& globals,
+                        const RenderLimits& limits, const Json& context) {
   check(context.is_object() || context.is_null(), "{}: the render context must be a JSON object", name);
   ValueDict variables;
   if (context.is_object()) variables = Value::from_json(context).as_dict();
-  Interpreter interpreter(name, globals, variables);
+  Interpreter interpreter(name, globals, variables, limits);
   try {
     return interpreter.render(body);
   } catch (const Error&) {
@@ -51,11 +52,11 @@ std::string render_with(const std::string& name, const StmtList& body, const Val
 }  // namespace
 
 std::string Template::render(const nlohmann::json& context) const {
-  return render_with(name_, parsed_->body, parsed_->globals, context);
+  return render_with(name_, parsed_->body, parsed_->globals, limits_, context);
 }
 
 std::string Template::render(const nlohmann::ordered_json& context) const {
-  return render_with(name_, parsed_->body, parsed_->globals, context);
+  return render_with(name_, parsed_->body, parsed_->globals, limits_, context);
 }
 
 }  // namespace llmesh::text::jinja

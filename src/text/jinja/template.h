@@ -12,6 +12,7 @@
 // naming the template line and the construct.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -19,6 +20,22 @@
 namespace llmesh::text::jinja {
 
 struct Stmt;
+
+// What one render may do, so that a hostile or broken template ends in an
+// Error naming the limit instead of hanging or exhausting memory. Real chat
+// templates stay far below these (a conversation is rendered in one pass over
+// its messages). Nesting is bounded too: blocks and expressions by the parser
+// (200 levels), macro recursion by the interpreter (256 calls deep).
+struct RenderLimits {
+  // for-loop iterations (a loop's items are counted when it starts) plus macro
+  // and caller() calls, over the whole render.
+  int64_t max_iterations = 1'000'000;
+  // The rendered text, and any string the template computes (a `set` block,
+  // a `~` / `+` / `*` / replace / indent / format result, ...).
+  int64_t max_output_bytes = int64_t{64} << 20;
+  // Items in any list the template computes (a `+` or `*` result, ...).
+  int64_t max_list_items = int64_t{1} << 20;
+};
 
 class Template {
  public:
@@ -37,9 +54,14 @@ class Template {
 
   const std::string& name() const { return name_; }
 
+  // Replaces the default RenderLimits (set it before rendering from other threads).
+  void set_limits(const RenderLimits& limits) { limits_ = limits; }
+  const RenderLimits& limits() const { return limits_; }
+
  private:
   struct Parsed;
   std::string name_;
+  RenderLimits limits_;
   std::unique_ptr<Parsed> parsed_;
 };
 

@@ -283,4 +283,23 @@ bool values_equal(const Value& a, const Value& b) {
   }
 }
 
+namespace {
+
+void check_storable_at(const void* container, const Value& value, int depth) {
+  if (!value.is_list() && !value.is_dict() && !value.is_namespace()) return;
+  const void* storage = value.is_list() ? static_cast<const void*>(&value.as_list()) : &value.as_dict();
+  if (storage == container) throw RuntimeError("a list, dict or namespace cannot contain itself");
+  if (depth >= kMaxValueDepth)
+    throw RuntimeError("values nested more than " + std::to_string(kMaxValueDepth) + " levels deep");
+  if (value.is_list()) {
+    for (const Value& item : value.as_list()) check_storable_at(container, item, depth + 1);
+  } else {
+    for (const auto& [key, item] : value.as_dict().entries()) check_storable_at(container, item, depth + 1);
+  }
+}
+
+}  // namespace
+
+void check_storable(const void* container, const Value& value) { check_storable_at(container, value, 1); }
+
 }  // namespace llmesh::text::jinja

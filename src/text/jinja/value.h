@@ -38,7 +38,7 @@ class ValueDict {
   const Value* find(const std::string& key) const;
   Value* find(const std::string& key);
   void set(const std::string& key, Value value);
-  size_t size() const { return entries_.size(); }
+  size_t size() const;  // defined below Value (clang needs Value complete here)
   const std::vector<std::pair<std::string, Value>>& entries() const { return entries_; }
 
  private:
@@ -132,6 +132,18 @@ class Value {
                std::shared_ptr<Function>>
       data_;
 };
+
+inline size_t ValueDict::size() const { return entries_.size(); }
+
+// Values may nest this deep at most (lists and dicts inside each other): printing,
+// comparing and freeing a value recurse through it.
+inline constexpr int kMaxValueDepth = 512;
+
+// RuntimeError when storing `value` into `container` (the ValueList or ValueDict
+// being mutated: list.append, a namespace attribute) would make the container
+// hold itself (Python prints such a list as [[...]]; here printing it would never
+// end) or nest values deeper than kMaxValueDepth.
+void check_storable(const void* container, const Value& value);
 
 // Python ==.
 bool values_equal(const Value& a, const Value& b);

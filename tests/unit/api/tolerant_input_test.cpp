@@ -109,7 +109,7 @@ TEST(TolerantInput, AnthropicSkipsRecordBlocksAndReportsFields) {
   EXPECT_EQ(r.ignored.kinds(),
             (Kinds{"content block type 'server_tool_use'", "content block type 'web_search_tool_result'",
                    "content block type 'redacted_thinking'", "content block type 'mcp_tool_result'",
-                   "field 'metadata'", "field 'context_management'"}));
+                   "field 'context_management'"}));
 }
 
 TEST(TolerantInput, AnthropicRefusesBlocksOfUnknownTypeAndImages) {

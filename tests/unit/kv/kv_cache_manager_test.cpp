@@ -36,7 +36,7 @@ namespace {
 using testing::toks;
 
 struct Recorder : KvCacheListener {
-  void on_evict(const CachedBlockRef& b) override {
+  void on_evict(const CachedBlockRef& b, int64_t /*now_ms*/) override {
     evicted.push_back(b.block_id);
     evicted_tokens.emplace_back(b.tokens.begin(), b.tokens.end());
   }
