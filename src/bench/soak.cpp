@@ -35,7 +35,8 @@ using nlohmann::json;
 
 namespace {
 
-// The first sample of each metric in a Prometheus text exposition, labels ignored.
+// The first sample of each metric in a Prometheus text exposition, by name
+// (labels ignored), and every sample by its whole series ("name{labels}").
 std::map<std::string, double> parse_metrics(const std::string& text) {
   std::map<std::string, double> values;
   size_t pos = 0;
@@ -48,9 +49,10 @@ std::map<std::string, double> parse_metrics(const std::string& text) {
     const size_t value_start = line.rfind(' ');
     if (name_end == std::string::npos || value_start == std::string::npos) continue;
     const std::string name = line.substr(0, name_end);
-    if (values.count(name)) continue;
     try {
-      values[name] = std::stod(line.substr(value_start + 1));
+      const double value = std::stod(line.substr(value_start + 1));
+      values.try_emplace(name, value);
+      values[line.substr(0, value_start)] = value;
     } catch (const std::exception&) {
     }
   }
@@ -60,8 +62,15 @@ std::map<std::string, double> parse_metrics(const std::string& text) {
 json sample_server(ServerClient& client, double t_s) {
   const std::map<std::string, double> m = parse_metrics(client.metrics_text());
   auto get = [&](const char* name) { return m.count(name) ? json(m.at(name)) : json(); };
+  // llmesh's host KV tier is memory the server is meant to fill (up to --kv-host-gib):
+  // RSS minus it is what a leak would show in.
+  json host_tier_bytes;
+  for (const auto& [series, value] : m)
+    if (series.starts_with("llmesh:kv_tier_bytes{") && series.find("tier=\"host\"") != std::string::npos)
+      host_tier_bytes = value;
   return {{"t_s", t_s},
           {"rss_bytes", get("process_resident_memory_bytes")},
+          {"host_tier_bytes", host_tier_bytes},
           {"kv_blocks_used", get("llmesh:kv_cache_blocks_used")},
           {"kv_blocks_cached", get("llmesh:kv_cache_blocks_cached")},
           {"running", get("llmesh:num_requests_running")},
@@ -317,7 +326,7 @@ json analyze_soak(const StoredPoint& point) {
 
   // Server memory: RSS over time, its slope after the first tenth (warm-up: caches filling).
   const json& info = point.end_info;
-  std::vector<double> xs, ys;
+  std::vector<double> xs, ys, excl_xs, excl_ys;
   json samples = json::array();
   if (info.contains("samples")) {
     for (const json& s : info["samples"]) {
@@ -326,6 +335,10 @@ json analyze_soak(const StoredPoint& point) {
       if (std::isnan(rss) || t < duration_s / 10) continue;
       xs.push_back(t / 3600.0);
       ys.push_back(rss / double(1 << 20));
+      const double host = s.contains("host_tier_bytes") ? nan_if_null(s["host_tier_bytes"]) : NAN;
+      if (std::isnan(host)) continue;
+      excl_xs.push_back(t / 3600.0);
+      excl_ys.push_back((rss - host) / double(1 << 20));
     }
   }
   result["samples"] = samples;
@@ -333,6 +346,10 @@ json analyze_soak(const StoredPoint& point) {
   result["rss_mib_last"] = ys.empty() ? json() : json(ys.back());
   const double rss_slope = slope(xs, ys);
   result["rss_slope_mib_per_hour"] = std::isnan(rss_slope) ? json() : json(rss_slope);
+  const double excl_slope = slope(excl_xs, excl_ys);
+  result["rss_without_host_tier_mib_first"] = excl_ys.empty() ? json() : json(excl_ys.front());
+  result["rss_without_host_tier_mib_last"] = excl_ys.empty() ? json() : json(excl_ys.back());
+  result["rss_without_host_tier_slope_mib_per_hour"] = std::isnan(excl_slope) ? json() : json(excl_slope);
   if (ys.empty()) result["notes"].push_back("the server's /metrics has no process_resident_memory_bytes");
 
   // Leak check: KV blocks held by requests once idle, against before the start.

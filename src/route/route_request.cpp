@@ -1,5 +1,6 @@
 #include "route/route_request.h"
 
+#include "api/json_fields.h"
 #include "route/prefix_history.h"
 
 namespace llmesh::route {
@@ -8,7 +9,9 @@ RouteRequest read_route_request(const httplib::Request& req, const RouteRequestO
   RouteRequest r;
   r.path = req.path;
   r.has_prompt = api::prompt_api_for_path(r.path, &r.api);
-  if (!req.body.empty()) {
+  // A body nested deeper than any real request is not parsed here (its copies and its
+  // destruction would recurse off the stack): it goes on as sent, and the upstream refuses it.
+  if (!req.body.empty() && !api::json_nesting_exceeds(req.body, api::kMaxJsonBodyDepth)) {
     r.body = nlohmann::json::parse(req.body, nullptr, /*allow_exceptions=*/false);
     if (r.body.is_discarded() || !r.body.is_object()) r.body = nullptr;
   }
