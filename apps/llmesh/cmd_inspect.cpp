@@ -1,6 +1,5 @@
 // `llmesh inspect`: what a model file is and what it will cost to serve.
 #include <cstdio>
-#include <map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -9,6 +8,7 @@
 #include "kernels/ops.h"
 #include "kv/kv_pool.h"
 #include "runtime/model_file_set.h"
+#include "runtime/model_summary.h"
 
 namespace llmesh::app {
 
@@ -18,9 +18,6 @@ struct InspectOptions {
   std::string model_path;
   bool json = false;
 };
-
-// Parameters of one expert's SwiGLU MLP in one layer.
-int64_t expert_params(const model::ModelConfig& c) { return 3 * c.hidden_size * c.moe_intermediate_size; }
 
 std::string human_bytes(double b) {
   if (b >= (1ull << 30)) return fmt::format("{:.2f} GiB", b / double(1ull << 30));
@@ -38,17 +35,9 @@ void inspect(const InspectOptions& o) {
   const runtime::ModelFileSet opened = runtime::ModelFileSet::open(o.model_path);
   const model::ModelFiles& files = opened.files;
   const model::ModelConfig& c = files.config;
-  int64_t total_params = 0, weight_bytes = 0;
-  std::map<std::string, std::pair<int64_t, int64_t>> by_dtype;  // dtype -> (tensors, bytes)
-  for (const Tensor& t : files.weights.file_tensors()) {
-    total_params += t.num_elements();
-    weight_bytes += int64_t(t.num_bytes());
-    auto& entry = by_dtype[std::string(dtype_name(t.dtype))];
-    entry.first += 1;
-    entry.second += int64_t(t.num_bytes());
-  }
-  int64_t active_params = total_params;
-  if (c.is_moe()) active_params -= (c.num_experts - c.num_experts_per_token) * expert_params(c) * c.num_layers;
+  const runtime::ModelSummary summary = runtime::summarize(files);
+  const int64_t total_params = summary.num_parameters, active_params = summary.num_active_parameters;
+  const int64_t weight_bytes = summary.weight_bytes;
   const kv::KvCacheShape kv{c.num_layers, c.num_kv_heads, c.head_dim, 16, 0};  // the default --kv-cache-dtype
   nlohmann::json kv_by_dtype = nlohmann::json::object();
   std::string kv_others;  // "f32 112 KiB, ..." for the text report
@@ -60,7 +49,8 @@ void inspect(const InspectOptions& o) {
   }
 
   nlohmann::json dtypes = nlohmann::json::object();
-  for (const auto& [name, entry] : by_dtype) dtypes[name] = {{"tensors", entry.first}, {"bytes", entry.second}};
+  for (const auto& [name, share] : summary.by_dtype)
+    dtypes[name] = {{"tensors", share.num_tensors}, {"bytes", share.num_bytes}};
   nlohmann::json out = {
       {"path", files.path},
       {"format", files.format},
@@ -69,6 +59,7 @@ void inspect(const InspectOptions& o) {
       {"parameters", total_params},
       {"active_parameters", active_params},
       {"weight_bytes", weight_bytes},
+      {"quantization", summary.quantization},
       {"tensor_dtypes", dtypes},
       {"vocab_size", c.vocab_size},
       {"hidden_size", c.hidden_size},
@@ -102,8 +93,8 @@ void inspect(const InspectOptions& o) {
   fmt::print("parameters    {} total, {} active per token\n", human_count(double(total_params)),
              human_count(double(active_params)));
   fmt::print("weights       {}\n", human_bytes(double(weight_bytes)));
-  for (const auto& [name, entry] : by_dtype)
-    fmt::print("  {:<6} {:>5} tensors  {}\n", name, entry.first, human_bytes(double(entry.second)));
+  for (const auto& [name, share] : summary.by_dtype)
+    fmt::print("  {:<6} {:>5} tensors  {}\n", name, share.num_tensors, human_bytes(double(share.num_bytes)));
   fmt::print("shape         hidden {}, {} layers, {} heads ({} KV heads) x {}, FFN {}, vocab {}\n", c.hidden_size,
              c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim, c.is_moe() ? c.moe_intermediate_size : c.intermediate_size,
              c.vocab_size);

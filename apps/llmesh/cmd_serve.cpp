@@ -152,7 +152,7 @@ void run_serve(ServeOptions o) {
     http.join();
     throw;
   }
-  server.set_ready(model.get(), engine.get());
+  server.set_ready(model.get(), engine.get(), pool->num_threads());
   std::printf("llmesh serve: ready at %s://%s:%d (model \"%s\"; %d HTTP workers%s)\n",
               o.server.tls_cert_file.empty() ? "http" : "https", o.server.host.c_str(), port,
               o.server.served_model_name.c_str(), o.server.num_http_threads,
@@ -226,6 +226,12 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--access-log", options->server.access_log_path,
                   "Append one JSON line per response: time, remote, method, path, status, bytes, duration_ms, "
                   "request_id, key_id (no prompts)");
+  cmd->add_option("--models-dir", options->server.models_dir,
+                  "A directory of model files (.gguf, Hugging Face directories) the console lists with their size and "
+                  "whether they fit in memory (default: none)");
+  cmd->add_option("--console-requests", options->server.console_requests,
+                  "Finished requests the console keeps for its Requests view (counts and times, never text)")
+      ->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--threads,-t", options->threads, "Compute threads (default: one per core)");
   cmd->add_option("--http-threads", options->server.num_http_threads,
                   "HTTP workers; each open connection holds one, and beyond them a connection gets 503 at once "

@@ -38,6 +38,8 @@ void handle_messages(ServerContext& ctx, const httplib::Request& req, httplib::R
   request.params.cache_ttl_seconds = anthropic_cache_ttl_seconds(body);
   PreparedGeneration prepared = prepare(ctx, to_generation_request(request));
   prepared.session = messages_session_key(body, req.get_header_value("x-session-id"));
+  prepared.protocol = "messages";
+  prepared.stream = request.params.stream;
 
   const std::string id = make_request_id("msg_");
   const std::string model_name = request.params.model.empty() ? ctx.options.served_model_name : request.params.model;

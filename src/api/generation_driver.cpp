@@ -1,6 +1,7 @@
 #include "api/generation_driver.h"
 
 #include "api/api_error.h"
+#include "api/request_record.h"
 #include "core/log.h"
 
 namespace llmesh::api {
@@ -19,12 +20,15 @@ double seconds_between(Clock::time_point a, Clock::time_point b) {
 bool drive_generation(ServerContext& ctx, ActiveGeneration& gen, TokenTextPipeline& pipeline,
                       const GenerationCallbacks& callbacks) {
   std::optional<Clock::time_point> first_token_time;
-  auto observe = [&](bool succeeded) {
+  // `outcome`: ok | error | cancelled (the client left or the drain ran out).
+  auto observe = [&](const char* outcome, const std::string& error = "") {
     const auto now = Clock::now();
+    const bool succeeded = std::string_view(outcome) == "ok";
     const double ttft = first_token_time ? seconds_between(gen.arrival, *first_token_time) : 0.0;
     ctx.metrics.observe_request(ttft, seconds_between(gen.arrival, now), pipeline.num_generated_tokens(), succeeded);
     ctx.sessions.record(gen.session, gen.num_prompt_tokens, pipeline.num_cached_tokens(),
                         pipeline.num_generated_tokens(), succeeded);
+    ctx.requests.add(request_record(ctx, gen, pipeline, first_token_time, outcome, error));
   };
 
   bool cancelled_by_drain = false;
@@ -41,9 +45,9 @@ bool drive_generation(ServerContext& ctx, ActiveGeneration& gen, TokenTextPipeli
       if (event.token_id >= 0 && !first_token_time) first_token_time = Clock::now();
       try {
         output = pipeline.push(event);
-      } catch (const ApiError&) {
+      } catch (const ApiError& e) {
         gen.handle->cancel();
-        observe(false);
+        observe("error", e.what());
         throw;
       }
       // A stop string ended the text: the engine need not generate more.
@@ -51,7 +55,7 @@ bool drive_generation(ServerContext& ctx, ActiveGeneration& gen, TokenTextPipeli
     } else if (timed_out) {
       if (callbacks.client_alive && !callbacks.client_alive()) {
         gen.handle->cancel();
-        observe(false);
+        observe("cancelled");
         return false;
       }
       continue;
@@ -61,7 +65,7 @@ bool drive_generation(ServerContext& ctx, ActiveGeneration& gen, TokenTextPipeli
     if (output.delta.empty() && output.logprobs.empty() && output.finish_reason == engine::FinishReason::None) continue;
     if (!callbacks.on_output(output)) {
       gen.handle->cancel();
-      observe(false);
+      observe("cancelled");
       return false;
     }
   }
@@ -70,7 +74,7 @@ bool drive_generation(ServerContext& ctx, ActiveGeneration& gen, TokenTextPipeli
     log_info("{}: the loop guard ended the generation after {} tokens (the output repeats itself)", gen.request_id,
              pipeline.num_generated_tokens());
   }
-  observe(pipeline.finish_reason() != engine::FinishReason::Aborted);
+  observe(pipeline.finish_reason() != engine::FinishReason::Aborted ? "ok" : "cancelled");
   return true;
 }
 

@@ -186,6 +186,8 @@ StartedGeneration start_generation(ServerContext& ctx, PreparedGeneration prepar
   gen.num_prompt_tokens = prepared.num_prompt_tokens();
   gen.arrival = arrival;
   gen.session = prepared.session;
+  gen.protocol = prepared.protocol;
+  gen.stream = prepared.stream;
   prepared.engine_request.request_id = std::move(request_id);
   try {
     gen.handle = ctx.engine->submit(std::move(prepared.engine_request));

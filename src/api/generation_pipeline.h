@@ -47,6 +47,8 @@ struct PreparedGeneration {
   std::vector<std::string> unenforced_keywords;  // schema keywords the constraint cannot enforce
   IgnoredParts ignored;                          // request parts the parser ignored
   SessionKey session;                            // the agent session it belongs to (set by the handler)
+  std::string protocol;                          // chat | completions | messages | responses (set by the handler)
+  bool stream = false;                           // (set by the handler)
 
   int64_t num_prompt_tokens() const { return int64_t(engine_request.prompt_ids.size()); }
 };

@@ -101,6 +101,8 @@ void handle_chat_completions(ServerContext& ctx, const httplib::Request& req, ht
   ctx.check_model_name(request.params.model);
   PreparedGeneration prepared = prepare(ctx, to_generation_request(request, req.body));
   prepared.session = session_key(body, PromptApi::chat_completions, req.get_header_value("x-session-id"));
+  prepared.protocol = "chat";
+  prepared.stream = request.params.stream;
 
   const std::string id = make_request_id("chatcmpl-");
   const int64_t created = unix_time_seconds();

@@ -70,6 +70,8 @@ void handle_completions(ServerContext& ctx, const httplib::Request& req, httplib
   const std::string model_name = ctx.options.served_model_name;
   PreparedGeneration prepared = prepare_completion(ctx, std::move(prompt_ids), request.params);
   prepared.session = session_key(request_body, PromptApi::completions, req.get_header_value("x-session-id"));
+  prepared.protocol = "completions";
+  prepared.stream = request.params.stream;
   StartedGeneration started = start_generation(ctx, std::move(prepared), id, arrival, res);
 
   if (request.params.stream) {

@@ -46,6 +46,8 @@ void handle_responses(ServerContext& ctx, const httplib::Request& req, httplib::
   ctx.check_model_name(request.params.model);
   PreparedGeneration prepared = prepare(ctx, to_generation_request(request, req.body));
   prepared.session = session_key(body, PromptApi::responses, req.get_header_value("x-session-id"));
+  prepared.protocol = "responses";
+  prepared.stream = request.params.stream;
 
   const std::string response_id = make_item_id("resp_");
   const text::Tokenizer& tokenizer = *ctx.model->tokenizer;

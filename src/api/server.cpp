@@ -11,6 +11,7 @@
 #include "api/api_error.h"
 #include "api/api_keys.h"
 #include "api/cache_view.h"
+#include "api/console_views.h"
 #include "api/cors_policy.h"
 #include "api/generation_pipeline.h"
 #include "api/http_listener.h"
@@ -19,6 +20,8 @@
 #include "api/openai_responses.h"
 #include "api/server_context.h"
 #include "api/sse.h"
+#include "console/console_routes.h"
+#include "console/metrics_history.h"
 #include "core/error.h"
 #include "core/log.h"
 
@@ -96,6 +99,7 @@ struct ApiServer::Impl {
   CorsPolicy cors;
   std::unique_ptr<AccessLog> access_log;
   HttpListener http;
+  std::unique_ptr<console::MetricsHistory> history;  // the console's charts (sampled from the engine)
 
   explicit Impl(ServerOptions options)
       : api_keys(ApiKeys::load(options.api_keys, options.api_key_file)),
@@ -103,6 +107,10 @@ struct ApiServer::Impl {
         access_log(options.access_log_path.empty() ? nullptr : std::make_unique<AccessLog>(options.access_log_path)),
         http(listener_options(options)) {
     ctx.options = std::move(options);
+    ctx.started_at = console::unix_seconds_now();
+    ctx.requests.set_capacity(ctx.options.console_requests);
+    if (!ctx.options.models_dir.empty()) ctx.library = std::make_unique<runtime::ModelLibrary>(ctx.options.models_dir);
+    history = std::make_unique<console::MetricsHistory>(ServeHistorySampler(ctx));
     setup();
   }
 
@@ -236,6 +244,10 @@ struct ApiServer::Impl {
     http.Get("/v1/cache", guarded([this](const httplib::Request&, httplib::Response& res) {
       send_json(res, cache_view_json(ctx.engine->stats()));
     }));
+    console::ConsoleViews views = serve_console_views(ctx);
+    views.history = [this](int64_t since_ms) { return history->since(since_ms); };
+    console::add_console_routes(http, std::move(views),
+                                [this](httplib::Server::Handler handler) { return guarded(std::move(handler)); });
     http.Get("/metrics", guarded([this](const httplib::Request&, httplib::Response& res) {
       res.set_content(ctx.metrics.render(ctx.engine->stats(), ctx.options.served_model_name) +
                           render_listener_metrics(http.stats(), ctx.options.served_model_name),
@@ -258,7 +270,9 @@ struct ApiServer::Impl {
       res.set_header("Retry-After", "1");
       return httplib::Server::HandlerResponse::Handled;
     }
-    if (req.path == "/health") return httplib::Server::HandlerResponse::Unhandled;
+    // The console's page and files carry no data (its /console/api/ calls take the key).
+    if (req.path == "/health" || console::is_public_console_path(req.path))
+      return httplib::Server::HandlerResponse::Unhandled;
     const std::optional<std::string> key_id =
         api_keys.match(req.get_header_value("Authorization"), req.get_header_value("x-api-key"));
     if (key_id) t_key_id = *key_id;
@@ -270,6 +284,7 @@ struct ApiServer::Impl {
                                 "authentication_error", "", "invalid_api_key"));
       return httplib::Server::HandlerResponse::Handled;
     }
+    if (req.path.starts_with("/console/api/")) return httplib::Server::HandlerResponse::Unhandled;  // shows loading/draining
     if (!ctx.ready.load()) {
       send_error(res, 503, error_body_for(req.path, 503, "The model is still loading", "service_unavailable"));
       res.set_header("Retry-After", "1");
@@ -338,16 +353,19 @@ int ApiServer::bind() {
   if (o.port == 0) {
     const int port = impl_->http.bind_to_any_port(o.host);
     check(port > 0, "cannot listen on {} (any port)", o.host);
+    impl_->ctx.port = port;
     return port;
   }
   check(impl_->http.bind_to_port(o.host, o.port), "cannot listen on {}:{} (address in use or not available)", o.host,
         o.port);
+  impl_->ctx.port = o.port;
   return o.port;
 }
 
 void ApiServer::listen() { impl_->http.listen_after_bind(); }
 
 void ApiServer::stop() {
+  impl_->history->stop();  // it samples the engine, which its owner destroys after this
   if (impl_->http.is_running()) impl_->http.stop();
 }
 
@@ -373,7 +391,8 @@ void ApiServer::drain(double timeout_s) {
   stop();  // handlers still writing finish first: listen() joins its workers
 }
 
-void ApiServer::set_ready(runtime::LoadedModel* model, engine::Engine* engine) {
+void ApiServer::set_ready(runtime::LoadedModel* model, engine::Engine* engine, int num_compute_threads) {
+  impl_->ctx.num_compute_threads = num_compute_threads;
   impl_->ctx.model = model;
   impl_->ctx.engine = engine;
   impl_->ctx.ready.store(true);

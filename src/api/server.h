@@ -34,7 +34,7 @@ class ApiServer {
   // another thread than listen()'s).
   void drain(double timeout_s);
   // The model endpoints go live. Both must outlive the server.
-  void set_ready(runtime::LoadedModel* model, engine::Engine* engine);
+  void set_ready(runtime::LoadedModel* model, engine::Engine* engine, int num_compute_threads = 0);
 
  private:
   struct Impl;

@@ -12,8 +12,10 @@
 #include "api/server_options.h"
 #include "api/session_key.h"
 #include "api/session_table.h"
+#include "console/request_ring.h"
 #include "engine/engine.h"
 #include "runtime/loaded_model.h"
+#include "runtime/model_library.h"
 
 namespace llmesh::api {
 
@@ -28,6 +30,12 @@ struct ServerContext {
   std::atomic<bool> cancel_generations{false};
   ServerMetrics metrics;
   SessionTable sessions;  // GET /v1/sessions
+  // The console (console_views.h): finished requests, the model library, and what the node view shows.
+  console::RequestRing requests;
+  std::unique_ptr<runtime::ModelLibrary> library;  // null without --models-dir
+  double started_at = 0;                           // Unix seconds
+  int port = 0;                                    // the bound port
+  int num_compute_threads = 0;
 
   // The context limit requests are checked against.
   int64_t context_tokens() const;
@@ -45,6 +53,8 @@ struct ActiveGeneration {
   int64_t num_prompt_tokens = 0;
   Clock::time_point arrival;
   SessionKey session;
+  std::string protocol;  // for the console's request ring
+  bool stream = false;
 };
 
 // A new id with the given prefix ("chatcmpl-", "cmpl-") and 24 random hex digits.

@@ -28,6 +28,9 @@ struct ServerOptions {
   // completions; a request's `loop_guard` overrides. 0 in either: off by default.
   int64_t loop_guard_tokens = 256;
   int32_t loop_guard_max_period = 64;
+  // The console (docs/console.md).
+  size_t console_requests = 256;  // finished requests its ring keeps
+  std::string models_dir;         // "": no model library
 };
 
 }  // namespace llmesh::api

@@ -39,4 +39,10 @@ size_t resident_memory_bytes() {
   return n == 2 ? size_t(resident_pages) * size_t(sysconf(_SC_PAGESIZE)) : 0;
 }
 
+std::string host_name() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0 || name[0] == 0) return "localhost";
+  return name;
+}
+
 }  // namespace llmesh

@@ -1,6 +1,7 @@
 #include "engine/engine.h"
 
 #include <algorithm>
+#include <chrono>
 #include <future>
 
 #include "core/error.h"
@@ -125,6 +126,8 @@ class Engine::Impl {
 
   int64_t kv_cache_tokens() const { return kv_.num_blocks() * options_.block_size; }
   int64_t context_tokens() const { return context_tokens_; }
+  DType kv_dtype() const { return options_.kv_dtype; }
+  int64_t kv_bytes_per_token() const { return int64_t(executor_->bytes_per_block()) / options_.block_size; }
   kv::BlockHash cache_namespace() const { return kv_.config().cache_namespace; }
 
  private:
@@ -173,10 +176,25 @@ class Engine::Impl {
       return;
     }
     build_step_input(batch, step_, sampled_);
+    const auto start = std::chrono::steady_clock::now();
     StepOutput& output = executor_->execute(step_);
+    record_prefill_chunks(batch, start, std::chrono::steady_clock::now());
     scheduler_.on_step_done(batch);
     stats_prompt_tokens_ += count_prompt_tokens(batch);
     for (size_t i = 0; i < sampled_.size(); ++i) apply(sampled_[i], output.row(int64_t(i)));
+  }
+
+  // Each sequence that caught up by more than a decode token this step (before on_step_done counts them).
+  void record_prefill_chunks(const ScheduledBatch& batch, std::chrono::steady_clock::time_point start,
+                             std::chrono::steady_clock::time_point end) {
+    for (const ScheduledSequence& s : batch) {
+      const Sequence* seq = s.sequence;
+      const bool decode = s.num_new_tokens == 1 && seq->num_computed_tokens + 1 == seq->num_tokens() &&
+                          seq->num_output_tokens() > 0;
+      if (decode) continue;
+      seq->handle->timeline().on_prefill_step(start, end, s.num_new_tokens, seq->num_computed_tokens,
+                                              seq->num_preemptions);
+    }
   }
 
   void apply(Sequence* seq, std::span<float> logits) {
@@ -316,6 +334,8 @@ void Engine::flush_tier_writes() { impl_->flush_tier_writes(); }
 
 int64_t Engine::kv_cache_tokens() const { return impl_->kv_cache_tokens(); }
 int64_t Engine::context_tokens() const { return impl_->context_tokens(); }
+DType Engine::kv_dtype() const { return impl_->kv_dtype(); }
+int64_t Engine::kv_bytes_per_token() const { return impl_->kv_bytes_per_token(); }
 kv::BlockHash Engine::cache_namespace() const { return impl_->cache_namespace(); }
 
 }  // namespace llmesh::engine

@@ -82,6 +82,9 @@ class Engine {
   void flush_tier_writes();
   int64_t kv_cache_tokens() const;
   int64_t context_tokens() const;
+  // The pool's element type and the K/V bytes one token holds in it (all layers).
+  DType kv_dtype() const;
+  int64_t kv_bytes_per_token() const;
   // The seed of the prefix cache's keys (see cache_namespace()).
   kv::BlockHash cache_namespace() const;
 

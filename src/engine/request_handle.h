@@ -15,6 +15,7 @@
 #include <string>
 
 #include "engine/request.h"
+#include "engine/request_timeline.h"
 
 namespace llmesh::engine {
 
@@ -31,6 +32,9 @@ class RequestHandle {
   void cancel() { cancelled_.store(true); }
   bool cancelled() const { return cancelled_.load(); }
   const std::string& request_id() const { return request_id_; }
+  // Admission and prefill chunks (engine thread writes; read it once the request ended).
+  RequestTimeline& timeline() { return timeline_; }
+  const RequestTimeline& timeline() const { return timeline_; }
 
   // Engine side: an event with a finish reason or an error is the last one.
   void push(TokenEvent event);
@@ -42,6 +46,7 @@ class RequestHandle {
   std::deque<TokenEvent> events_;
   bool finished_ = false;
   std::atomic<bool> cancelled_{false};
+  RequestTimeline timeline_;
 };
 
 }  // namespace llmesh::engine

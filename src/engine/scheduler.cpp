@@ -26,6 +26,7 @@ void Scheduler::preempt(Sequence* seq) {
   kv_.release(seq->block_table);
   seq->num_computed_tokens = 0;
   seq->status = SequenceStatus::Waiting;
+  ++seq->num_preemptions;
   // Back into the queue at its arrival position (preempted sequences are older than most waiters).
   auto pos = std::find_if(waiting_.begin(), waiting_.end(),
                           [&](Sequence* w) { return w->arrival_order > seq->arrival_order; });

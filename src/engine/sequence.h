@@ -38,6 +38,7 @@ struct Sequence {
   ReasoningBudget reasoning_budget;  // advances at sampling
   RepetitionGuard loop_guard;        // advances at sampling
   SequenceStatus status = SequenceStatus::Waiting;
+  int64_t num_preemptions = 0;       // incremented at preemption
   uint64_t arrival_order;            // FIFO order across preemptions
   bool first_event_sent = false;
   std::vector<float> first_logits;   // kept from the first sampling step until the first event (return_first_logits)

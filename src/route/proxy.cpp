@@ -7,10 +7,12 @@
 
 #include "api/anthropic_error.h"
 #include "api/api_error.h"
+#include "api/server_context.h"
 #include "api/sse.h"
 #include "core/log.h"
 #include "route/anthropic_bridge.h"
 #include "route/response_observer.h"
+#include "route/route_console.h"
 #include "route/upstream_exchange.h"
 
 namespace llmesh::route {
@@ -104,6 +106,7 @@ struct ProxyCall {
   RouteContext& ctx;
   RouteRequest request;
   Clock::time_point arrival;
+  std::string request_id = api::make_request_id("route-");  // the console's key for it
   Router::Pick pick;
   std::vector<std::string> retried_from;
   std::shared_ptr<UpstreamExchange> exchange;
@@ -137,6 +140,7 @@ struct ProxyCall {
       }
       if (pick.upstream >= 0) ctx.router.finish(pick.upstream, o);
       log(o);
+      record(o);
     });
   }
 
@@ -168,6 +172,34 @@ struct ProxyCall {
       r["prompt"] = std::move(prompt);
     }
     ctx.request_log->write(r);
+  }
+
+  // The console's record of it (console/request_ring.h).
+  void record(const RequestOutcome& o) {
+    console::RequestRecord r;
+    r.id = request_id;
+    r.protocol = protocol_of_path(request.path);
+    r.model = request.model;
+    if (request.session.source != api::SessionKeySource::none) r.session = fmt::format("{:016x}", request.session.hash);
+    if (pick.upstream >= 0) r.upstream = ctx.router.upstream(pick.upstream).name;
+    r.stream = request.stream;
+    r.finished_at = console::unix_seconds_now();
+    r.arrived_at = r.finished_at - o.duration_s;
+    r.status = o.http_status;
+    const bool failed = o.upstream_error || o.http_status == 0 || o.http_status >= 400;
+    r.outcome = client_gone ? "cancelled" : failed ? "error" : "ok";
+    r.error = error;
+    r.num_prompt_tokens = std::max<int64_t>(0, o.usage.prompt_tokens);
+    r.num_cached_tokens = std::max<int64_t>(0, o.usage.cached_tokens);
+    r.num_output_tokens = std::max<int64_t>(0, o.usage.output_tokens);
+    if (o.ttft_s >= 0) r.ttft_s = o.ttft_s;
+    // Only a stream's first byte is its first token: a whole answer arrives at once.
+    if (request.stream && r.ttft_s && r.num_output_tokens > 1) r.tpot_s = (o.duration_s - *r.ttft_s) / double(r.num_output_tokens - 1);
+    if (r.outcome != "ok") r.finish_reason = r.outcome == "cancelled" ? "cancelled" : "error";  // else unknown here
+    // What the router sees of the timeline: the first byte (the upstream's phases are its own) and the end.
+    if (r.ttft_s) r.timeline.push_back({{"phase", "first_token"}, {"start_s", *r.ttft_s}, {"end_s", *r.ttft_s}});
+    r.timeline.push_back({{"phase", "done"}, {"start_s", o.duration_s}, {"end_s", o.duration_s}});
+    ctx.requests.add(std::move(r));
   }
 
   // One provider call: pass on what arrived, end the stream, or keep the connection busy.

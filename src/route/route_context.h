@@ -7,6 +7,7 @@
 
 #include <httplib.h>
 
+#include "console/request_ring.h"
 #include "route/request_log.h"
 #include "route/router.h"
 
@@ -17,6 +18,7 @@ struct RouteContext {
   RequestLog* request_log = nullptr;  // null: no --log-requests
   // POST /v1/messages/count_tokens answered here (--model FILE); empty: an llmesh upstream answers it.
   std::function<void(const httplib::Request&, httplib::Response&)> count_tokens_locally;
+  console::RequestRing requests;  // the console's Requests view
   const RouteConfig& config() const { return router.config(); }
 };
 

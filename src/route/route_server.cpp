@@ -3,17 +3,20 @@
 #include <httplib.h>
 
 #include <map>
-#include <thread>
 
 #include "api/anthropic_error.h"
 #include "api/api_error.h"
 #include "api/http_listener.h"
 #include "api/sse.h"
+#include "console/console_routes.h"
+#include "console/metrics_history.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "route/proxy.h"
 #include "route/route_context.h"
+#include "route/route_console.h"
 #include "route/route_views.h"
+#include "route/upstream_fetch.h"
 
 namespace llmesh::route {
 
@@ -41,27 +44,7 @@ bool authorized(const std::string& api_key, const httplib::Request& req) {
 // (the first upstream's entry wins), each listing the upstreams that serve it.
 json models_union(Router& router, const httplib::Request& req) {
   const int n = router.num_upstreams();
-  std::vector<json> answers(static_cast<size_t>(n));
-  std::vector<std::thread> threads;
-  for (int i = 0; i < n; ++i) {
-    if (!router.healthy(i)) continue;
-    threads.emplace_back([&, i] {
-      const UpstreamSpec& spec = router.upstream(i);
-      httplib::Client client(spec.host, spec.port);
-      client.set_connection_timeout(2, 0);
-      client.set_read_timeout(5, 0);
-      httplib::Headers headers;
-      if (!spec.api_key.empty()) {
-        headers.emplace("Authorization", "Bearer " + spec.api_key);
-      } else {
-        for (const char* h : {"Authorization", "x-api-key"})
-          if (req.has_header(h)) headers.emplace(h, req.get_header_value(h));
-      }
-      httplib::Result res = client.Get("/v1/models", headers);
-      if (res && res->status == 200) answers[size_t(i)] = json::parse(res->body, nullptr, false);
-    });
-  }
-  for (std::thread& t : threads) t.join();
+  const std::vector<json> answers = fetch_from_upstreams(router, "/v1/models", nullptr, &req);
   json data = json::array();
   std::map<std::string, size_t> index;
   int num_answered = 0;
@@ -90,6 +73,9 @@ struct RouteServer::Impl {
   Router& router;
   RouteContext ctx;
   api::HttpListener http;  // serve's connection handling: bounded workers, overflow 503, read deadlines
+  double started_at = console::unix_seconds_now();
+  int port = 0;
+  console::MetricsHistory history;  // the console's charts
 
   static api::ListenerOptions listener_options(const RouteConfig& config) {
     api::ListenerOptions o;
@@ -98,7 +84,10 @@ struct RouteServer::Impl {
   }
 
   Impl(Router& r, RequestLog* log, Handler count_tokens)
-      : router(r), ctx{r, log, std::move(count_tokens)}, http(listener_options(r.config())) {
+      : router(r),
+        ctx{r, log, std::move(count_tokens)},
+        http(listener_options(r.config())),
+        history(RouteHistorySampler(r, ctx.requests)) {
     setup();
   }
 
@@ -129,7 +118,8 @@ struct RouteServer::Impl {
         res.set_header("Retry-After", "1");
         return httplib::Server::HandlerResponse::Handled;
       }
-      if (req.path == "/health" || authorized(router.config().api_key, req))
+      if (req.path == "/health" || console::is_public_console_path(req.path) ||
+          authorized(router.config().api_key, req))
         return httplib::Server::HandlerResponse::Unhandled;
       send_json(res,
                 error_body_for(req.path, 401,
@@ -159,6 +149,10 @@ struct RouteServer::Impl {
       }
       send_json(res, {{"status", "ok"}, {"upstreams_healthy", num_healthy}, {"upstreams", router.num_upstreams()}});
     });
+    console::ConsoleViews views = route_console_views({router, ctx.requests, started_at, port});
+    views.history = [this](int64_t since_ms) { return history.since(since_ms); };
+    console::add_console_routes(http, std::move(views),
+                                [this](httplib::Server::Handler handler) { return guarded(std::move(handler)); });
     http.Get("/metrics", guarded([this](const httplib::Request&, httplib::Response& res) {
       res.set_content(render_route_metrics(router.snapshot()), "text/plain; version=0.0.4");
     }));
@@ -187,10 +181,12 @@ int RouteServer::bind() {
   if (c.port == 0) {
     const int port = impl_->http.bind_to_any_port(c.host);
     check(port > 0, "cannot listen on {} (any port)", c.host);
+    impl_->port = port;
     return port;
   }
   check(impl_->http.bind_to_port(c.host, c.port), "cannot listen on {}:{} (address in use or not available)", c.host,
         c.port);
+  impl_->port = c.port;
   return c.port;
 }
 
