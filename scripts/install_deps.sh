@@ -16,6 +16,7 @@ apt_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-numpy python3-jinja2
   curl
+  chromium
 )
 # Node.js 20+ and npm: use the machine's if present, else Debian's.
 command -v npm >/dev/null || apt_packages+=(nodejs npm)

@@ -216,13 +216,13 @@ bool HttpListener::process_and_close_socket(int sock) {
     if (n > 0) {
       // Keep-alive: wait for the next request, in slices so a stop is seen soon.
       bool ready = false;
-      for (double waited = 0; !ready && waited < options_.keep_alive_seconds && is_running(); waited += 0.1) {
+      for (double waited = 0; !ready && waited < options_.keep_alive_seconds && !shutting_down_; waited += 0.1) {
         ready = connection.wait_readable(0.1);
       }
-      if (!ready) break;
+      if (!ready || shutting_down_) break;
       connection.begin_request();
     }
-    const bool close = overflow || n + 1 >= options_.max_keep_alive_requests || !is_running();
+    const bool close = overflow || n + 1 >= options_.max_keep_alive_requests || shutting_down_;
     if (!process_request(connection, close, closed, [](httplib::Request&) {})) {
       answer_read_failure(connection);
       break;
@@ -238,6 +238,11 @@ bool HttpListener::process_and_close_socket(int sock) {
   }
   close_socket();
   return true;
+}
+
+void HttpListener::shut_down() {
+  shutting_down_ = true;
+  if (is_running()) stop();
 }
 
 }  // namespace llmesh::api

@@ -61,6 +61,11 @@ class HttpListener : public httplib::Server {
     read_failure_body_ = std::move(body);
   }
   ListenerStats stats() const;
+  // Stops listening and ends every kept-alive connection after its current
+  // request. (httplib's stop() alone keeps serving a connection whose client
+  // keeps sending, like a console tab polling each second, and its shutdown
+  // then waits on that worker for ever.)
+  void shut_down();
 
   // The connection this thread is serving (null outside a handler).
   static HttpConnection* current_connection();
@@ -74,6 +79,7 @@ class HttpListener : public httplib::Server {
   void answer_read_failure(HttpConnection& connection) const;
 
   ListenerOptions options_;
+  std::atomic<bool> shutting_down_{false};
   SSL_CTX* ssl_ctx_ = nullptr;
   std::shared_ptr<Counters> counters_;
   std::function<std::string(int, const std::string&)> read_failure_body_;

@@ -366,7 +366,7 @@ void ApiServer::listen() { impl_->http.listen_after_bind(); }
 
 void ApiServer::stop() {
   impl_->history->stop();  // it samples the engine, which its owner destroys after this
-  if (impl_->http.is_running()) impl_->http.stop();
+  impl_->http.shut_down();
 }
 
 void ApiServer::drain(double timeout_s) {

@@ -193,7 +193,7 @@ int RouteServer::bind() {
 void RouteServer::listen() { impl_->http.listen_after_bind(); }
 
 void RouteServer::stop() {
-  if (impl_->http.is_running()) impl_->http.stop();
+  impl_->http.shut_down();
 }
 
 }  // namespace llmesh::route

@@ -2,7 +2,8 @@
 # Graceful drain of the real server: SIGTERM lets a running stream finish
 # (new requests get 503 meanwhile, /health says draining) and the process
 # exits 0; past --drain-timeout running streams are cancelled and it still
-# exits 0; a second signal exits at once.
+# exits 0; a client polling on a kept-alive connection does not hold the exit;
+# a second signal exits at once.
 source "$(dirname "$0")/serve_common.sh"
 
 H=(-H 'Content-Type: application/json')
@@ -69,6 +70,27 @@ wait_exit "$B_PID" 15
 wait "$STREAM_PID" || true
 grep "drain: 1 requests still running" "$E2E_TMP/B.log" >/dev/null || fail "no drain-timeout log line"
 grep '"finish_reason":"abort"' "$E2E_TMP/b.sse" >/dev/null || fail "the cancelled stream has no final chunk"
+
+# --- a client that keeps its connection busy (a console tab polls each second) does not hold the exit
+start_server D
+/usr/bin/python3 - "${D_URL#http://}" <<'PY' >"$E2E_TMP/poller.log" 2>&1 &
+import http.client, sys, time
+conn = http.client.HTTPConnection(sys.argv[1], timeout=5)
+try:
+    while True:  # one kept-alive connection, a request every 0.2 s
+        conn.request("GET", "/console/api/nodes")
+        conn.getresponse().read()
+        time.sleep(0.2)
+except Exception as e:
+    print("poller ended:", type(e).__name__)
+PY
+POLLER_PID=$!
+sleep 1
+kill -TERM "$D_PID"
+wait_exit "$D_PID" 10
+[ "$EXIT_STATUS" = 0 ] || fail "exit status with a polling client is $EXIT_STATUS, not 0"
+wait "$POLLER_PID" || true
+grep -q "poller ended" "$E2E_TMP/poller.log" || fail "the poller's connection was not closed: $(cat "$E2E_TMP/poller.log")"
 
 # --- a second signal exits at once (128 + SIGTERM)
 start_server C

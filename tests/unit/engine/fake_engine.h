@@ -43,15 +43,20 @@ class FakeModel : public model::Model {
   model::ModelConfig config_;
 };
 
+// The fake model's shape: one layer, one 4-wide KV head, 256 positions.
+inline model::ModelConfig fake_config() {
+  model::ModelConfig config;
+  config.vocab_size = kVocab;
+  config.num_layers = 1;
+  config.num_kv_heads = 1;
+  config.head_dim = 4;
+  config.max_position = 256;
+  return config;
+}
+
 struct Harness {
   Harness() {
-    model::ModelConfig config;
-    config.vocab_size = kVocab;
-    config.num_layers = 1;
-    config.num_kv_heads = 1;
-    config.head_dim = 4;
-    config.max_position = 256;
-    model = std::make_unique<FakeModel>(config);
+    model = std::make_unique<FakeModel>(fake_config());
     fake_model = model.get();
     EngineOptions options;
     options.block_size = 4;

@@ -27,13 +27,7 @@ std::vector<TimelinePhase> run_prompt(Engine& engine, int n) {
 }
 
 TEST(RequestTimeline, ChunksFollowTheStepBudgetAndTheSecondTurnHitsTheCache) {
-  model::ModelConfig config;
-  config.vocab_size = kVocab;
-  config.num_layers = 1;
-  config.num_kv_heads = 1;
-  config.head_dim = 4;
-  config.max_position = 256;
-  FakeModel model(config);
+  FakeModel model(fake_config());
   EngineOptions options;
   options.block_size = 4;
   options.max_batched_tokens = 8;
