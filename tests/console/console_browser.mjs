@@ -1,7 +1,7 @@
 // The console in a real browser (headless Debian chromium driven by playwright-core), against a
 // running `llmesh serve --api-key KEY`. Run by tests/e2e/test_console_browser.sh.
 //   env: CONSOLE_URL, CONSOLE_KEY, NODE_MODULES, CHROMIUM (default /usr/bin/chromium),
-//        SHOTS_DIR (where the screenshots go)
+//        SHOTS_DIR (where the screenshots go); ROUTE_URL, ROUTE_KEY: also a `llmesh route` in front of it
 // Each step throws on failure; the process exits non-zero. Waits are waitForFunction on the
 // page's own state (never fixed sleeps): the test machine may be slow.
 import assert from 'node:assert/strict';
@@ -165,6 +165,29 @@ try {
   await page.setViewportSize({ width: 390, height: 844 });
   await page.waitForFunction(() => document.documentElement.scrollWidth <= 390, null, WAIT);
   await page.screenshot({ path: path.join(SHOTS, 'phone-overview.png'), fullPage: true });
+
+  if (process.env.ROUTE_URL) {
+    step('9. through llmesh route: the router and its upstream as nodes, the upstream with its own memory');
+    const routed = await context.newPage();
+    routed.on('console', (m) => {
+      if (m.type() === 'error') problems.push({ phase, text: `route: ${m.text()}` });
+    });
+    routed.on('pageerror', (e) => problems.push({ phase, text: `route page error: ${e.message}` }));
+    phase = 'login'; // another origin: its own key, its own first 401
+    await routed.goto(`${process.env.ROUTE_URL}/console`);
+    await routed.waitForSelector('#login-form', { state: 'visible', ...WAIT });
+    await routed.fill('#login-key', process.env.ROUTE_KEY);
+    await routed.click('#login-submit');
+    await routed.waitForSelector('#login', { state: 'hidden', ...WAIT });
+    phase = 'signed-in';
+    await routed.waitForFunction(() => {
+      const states = [...document.querySelectorAll('[data-node-state]')].map((e) => e.textContent);
+      return states.length === 2 && states.every((s) => s === 'up');
+    }, null, WAIT);
+    await routed.waitForFunction(() => document.querySelector('[data-bar="kv_pool"][data-state="on"]'), null, WAIT);
+    await routed.screenshot({ path: path.join(SHOTS, 'route-overview.png') });
+    await routed.close();
+  }
 
   step('8. no console errors');
   // Before the key is entered the browser logs the expected 401 ("Failed to load resource");

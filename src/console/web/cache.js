@@ -37,16 +37,21 @@ export class CacheView {
     const last = samples.length ? samples[samples.length - 1] : null;
     const perMin = last ? last.evictions_per_min : null;
     const total = last && last.kv_blocks ? last.kv_blocks.pool_total : null;
-    // An eviction avalanche: the pool turns over faster than prefixes can be reused.
-    // Calm: nothing evicted in the last minute. Avalanche: a whole pool's worth per minute.
+    // An eviction avalanche: the pool turns over within a minute AND the prefixes it evicted are
+    // missed (the hit rate falls). Turnover alone is normal LRU churn: blocks no turn needs again.
+    const recent = samples.slice(-60).map((s) => s.cache_hit_rate).filter((r) => r != null);
+    const hitRate = recent.length ? recent.reduce((a, b) => a + b, 0) / recent.length : null;
     let level = 'calm';
     let text = 'No pool blocks evicted in the last minute.';
     if (perMin == null) {
       level = 'unknown';
       text = last ? 'Not reported by this process (a router counts no pool blocks).' : 'No samples yet.';
-    } else if (perMin > 0 && total && perMin >= total) {
+    } else if (perMin > 0 && total && perMin >= total && hitRate != null && hitRate < 0.5) {
       level = 'avalanche';
-      text = `A whole pool's worth (${int(total)} blocks) evicted within a minute: cached prefixes are lost before reuse.`;
+      text = `A whole pool's worth (${int(total)} blocks) evicted within a minute while only ${pct(hitRate, 0)} of prompt tokens came from the cache: prefixes are pushed out before their next turn.`;
+    } else if (perMin > 0 && total && perMin >= total) {
+      level = 'churn';
+      text = `The ${int(total)}-block pool turned over within a minute, but ${hitRate == null ? 'no prompt' : pct(hitRate, 0) + ' of prompt tokens'} came from the cache: what it evicted was not needed again.`;
     } else if (perMin > 0) {
       level = 'evicting';
       text = total

@@ -87,7 +87,7 @@ function buildCard(id) {
     bars.append(row);
     f.bars[key] = { row, bar, fill, value };
   }
-  f.blocks = el('div', { class: 'muted small num', 'data-field': 'kv_blocks', hidden: true });
+  f.blocks = el('div', { class: 'muted small tabular', 'data-field': 'kv_blocks', hidden: true });
   root.append(f.memUnknown, bars, f.blocks);
   f.error = el('p', { class: 'error', hidden: true });
   root.append(f.error);
@@ -152,7 +152,7 @@ function updateCard(card, n, nowS) {
   const pool = m && m.kv_pool;
   f.blocks.hidden = !pool || pool.total_blocks == null;
   if (pool) {
-    // cached_blocks (free but holding a reusable prefix) is sent by serve, not promised by the contract.
+    // cached_blocks: free blocks still holding a reusable prefix.
     const cached = pool.cached_blocks != null ? `, ${int(pool.cached_blocks)} holding cached prefixes` : '';
     setText(f.blocks, `KV pool: ${int(pool.used_blocks)} of ${int(pool.total_blocks)} blocks in use${cached}`);
   }
