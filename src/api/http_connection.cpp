@@ -153,6 +153,21 @@ ssize_t HttpConnection::read(char* ptr, size_t size) {
   return ssize_t(n);
 }
 
+bool HttpConnection::discard_unread_body(int64_t max_bytes, double seconds) {
+  if (body_consumed()) return true;
+  if (body_length_unknown_ || failure_ != ReadFailure::None || content_length_ - body_bytes_read_ > max_bytes) return false;
+  phase_ = Phase::Body;
+  read_deadline_ = std::min(read_deadline_, std::chrono::steady_clock::now() +
+                                                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                    std::chrono::duration<double>(seconds)));
+  char sink[4096];
+  while (!body_consumed()) {
+    const size_t want = size_t(std::min<int64_t>(int64_t(sizeof(sink)), content_length_ - body_bytes_read_));
+    if (read(sink, want) <= 0) return false;
+  }
+  return true;
+}
+
 ssize_t HttpConnection::write(const char* ptr, size_t size) {
   if (!poll_socket(sock_, POLLOUT, int(limits_.write_seconds * 1000))) return -1;
   ssize_t n;

@@ -52,6 +52,11 @@ class HttpConnection : public httplib::Stream {
   // reading it (a 401, a 503) or its length is not known up front (chunked):
   // the rest of it is still in the socket, so the connection cannot be reused.
   bool body_consumed() const { return !body_length_unknown_ && body_bytes_read_ >= content_length_; }
+  // Reads and drops the rest of a body a handler did not read, when at most
+  // `max_bytes` remain and they arrive within `seconds`: closing a socket with
+  // unread input sends a TCP reset, which can destroy the answer just written
+  // before the client reads it. Returns whether the body is now consumed.
+  bool discard_unread_body(int64_t max_bytes, double seconds);
   int64_t bytes_written() const { return bytes_written_; }  // this request's response so far
   std::chrono::steady_clock::time_point request_start() const { return request_start_; }
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <condition_variable>
+#include <filesystem>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -229,7 +230,9 @@ bool HttpListener::process_and_close_socket(int sock) {
     }
     // After a limit ended a read, the rest of that request is still in the socket: no keep-alive.
     // So is an answer given before the body was read (a 401, a 503).
-    if (close || connection.failure() != ReadFailure::None || !connection.body_consumed()) break;
+    const bool unread_body = !connection.body_consumed();
+    if (unread_body) connection.discard_unread_body(int64_t(1) << 20, 2.0);  // then the close is clean, not a reset
+    if (close || connection.failure() != ReadFailure::None || unread_body) break;
   }
   t_connection = nullptr;
   if (ssl) {
@@ -238,6 +241,47 @@ bool HttpListener::process_and_close_socket(int sock) {
   }
   close_socket();
   return true;
+}
+
+namespace {
+
+// The library keeps its listening socket to itself: find it among this
+// process's descriptors (a listening socket on `port`) and listen again with a
+// longer queue (Linux updates the backlog of a socket already listening).
+void raise_listen_backlog(int port) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+    int fd = -1;
+    try {
+      fd = std::stoi(entry.path().filename().string());
+    } catch (const std::exception&) {
+      continue;
+    }
+    int listening = 0;
+    socklen_t len = sizeof(listening);
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening) continue;
+    sockaddr_storage addr{};
+    socklen_t addr_len = sizeof(addr);
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &addr_len) != 0) continue;
+    int bound_port = -1;
+    if (addr.ss_family == AF_INET) bound_port = ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+    if (addr.ss_family == AF_INET6) bound_port = ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port);
+    if (bound_port == port && ::listen(fd, SOMAXCONN) != 0) log_warn("cannot raise the listen queue of port {}", port);
+  }
+}
+
+}  // namespace
+
+bool HttpListener::bind(const std::string& host, int port) {
+  if (!bind_to_port(host, port)) return false;
+  raise_listen_backlog(port);
+  return true;
+}
+
+int HttpListener::bind_any(const std::string& host) {
+  const int port = bind_to_any_port(host);
+  if (port > 0) raise_listen_backlog(port);
+  return port > 0 ? port : -1;
 }
 
 void HttpListener::shut_down() {

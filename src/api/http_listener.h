@@ -55,6 +55,12 @@ class HttpListener : public httplib::Server {
   ~HttpListener() override;
 
   bool is_tls() const { return ssl_ctx_ != nullptr; }
+  // httplib's bind_to_port / bind_to_any_port, then a listen queue of SOMAXCONN
+  // instead of the library's 5: a burst of connections (30 agents at once) must
+  // wait to be accepted, not have its handshakes dropped or reset.
+  // bind() returns whether it could listen; bind_any() the port, or -1.
+  bool bind(const std::string& host, int port);
+  int bind_any(const std::string& host);
   // The JSON body of the 408/414/431 sent when a limit ends a request before
   // the library could parse it (its path may be partial or empty).
   void set_read_failure_body(std::function<std::string(int status, const std::string& path)> body) {

@@ -351,12 +351,12 @@ ApiServer::~ApiServer() { stop(); }
 int ApiServer::bind() {
   const auto& o = impl_->ctx.options;
   if (o.port == 0) {
-    const int port = impl_->http.bind_to_any_port(o.host);
+    const int port = impl_->http.bind_any(o.host);
     check(port > 0, "cannot listen on {} (any port)", o.host);
     impl_->ctx.port = port;
     return port;
   }
-  check(impl_->http.bind_to_port(o.host, o.port), "cannot listen on {}:{} (address in use or not available)", o.host,
+  check(impl_->http.bind(o.host, o.port), "cannot listen on {}:{} (address in use or not available)", o.host,
         o.port);
   impl_->ctx.port = o.port;
   return o.port;

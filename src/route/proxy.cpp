@@ -231,8 +231,10 @@ struct ProxyCall {
         const std::string tail = client_tail(true);
         if (!tail.empty() && !sink.write(tail.data(), tail.size())) return gone();
         completed = true;
-        sink.done();
+        // Accounted before the body's last chunk goes out: a client that sends its next turn the
+        // moment this one ends must find the upstream no longer holding it (bounded load).
         finish();
+        sink.done();
         return true;
       }
       case UpstreamExchange::Progress::failed: {
@@ -249,8 +251,8 @@ struct ProxyCall {
           const std::string event = sse_error_event(request.path, error);
           sink.write(event.data(), event.size());
         }
-        sink.done();
         finish();
+        sink.done();
         return true;
       }
       case UpstreamExchange::Progress::waiting:

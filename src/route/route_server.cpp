@@ -179,12 +179,12 @@ RouteServer::~RouteServer() { stop(); }
 int RouteServer::bind() {
   const RouteConfig& c = impl_->router.config();
   if (c.port == 0) {
-    const int port = impl_->http.bind_to_any_port(c.host);
+    const int port = impl_->http.bind_any(c.host);
     check(port > 0, "cannot listen on {} (any port)", c.host);
     impl_->port = port;
     return port;
   }
-  check(impl_->http.bind_to_port(c.host, c.port), "cannot listen on {}:{} (address in use or not available)", c.host,
+  check(impl_->http.bind(c.host, c.port), "cannot listen on {}:{} (address in use or not available)", c.host,
         c.port);
   impl_->port = c.port;
   return c.port;
