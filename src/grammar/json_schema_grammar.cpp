@@ -222,6 +222,15 @@ Symbol JsonSchemaCompiler::value(const json& schema, const std::string& path) {
       if (!sub->is_object()) fail("schema at {}/allOf/{} must be an object", path, i);
       merge_into(merged, *sub);
     }
+    // A member's own allOf folds in turn; one that refers back to itself never ends.
+    constexpr int kMaxAllOfFolds = 32;
+    if (num_allof_folds_ >= kMaxAllOfFolds)
+      fail("schema at {}: allOf nested more than {} deep (does it refer to itself?)", path, kMaxAllOfFolds);
+    ++num_allof_folds_;
+    struct Unfold {
+      int& n;
+      ~Unfold() { --n; }
+    } unfold{num_allof_folds_};
     return value(merged, path);
   }
   for (const char* key : {"anyOf", "oneOf"}) {

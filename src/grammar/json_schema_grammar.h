@@ -61,6 +61,7 @@ class JsonSchemaCompiler {
   const nlohmann::ordered_json& root_;
   std::vector<std::string>* ignored_;
   std::unordered_map<std::string, int32_t> ref_rules_;  // $ref -> rule
+  int num_allof_folds_ = 0;  // allOf folds on the current path: a self-referencing allOf would fold for ever
   int32_t any_rule_ = -1, string_rule_ = -1;
   Symbol string_char_{}, separator_{}, colon_{};
   bool have_string_char_ = false, have_separator_ = false;

@@ -260,6 +260,25 @@ TEST(JsonSchemaConstraint, RejectsUnusableSchemas) {
   EXPECT_THROW(json_schema_grammar(json::parse(R"({"type":"strange"})"), &ignored), std::exception);
 }
 
+// Found by fuzz_json_schema: a definition whose allOf refers to itself folded
+// for ever (a stack overflow). Now an error naming the limit.
+TEST(JsonSchemaConstraint, SelfReferencingAllOfIsAnErrorNotACrash) {
+  std::vector<std::string> ignored;
+  const json schema = json::parse(R"({"$defs": {"node": {"type": "object", "allOf": [{"$ref": "#/$defs/node"}]}},
+                                      "allOf": [{"$ref": "#/$defs/node"}]})");
+  try {
+    json_schema_grammar(schema, &ignored);
+    FAIL() << "a self-referencing allOf compiled";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("allOf nested more than"), std::string::npos) << e.what();
+  }
+  // allOf through a chain of distinct definitions still folds.
+  const json chain = json::parse(R"({"$defs": {"a": {"properties": {"x": {"type": "integer"}}},
+                                               "b": {"allOf": [{"$ref": "#/$defs/a"}], "required": ["x"]}},
+                                     "allOf": [{"$ref": "#/$defs/b"}], "type": "object"})");
+  EXPECT_NO_THROW(json_schema_grammar(chain, &ignored));
+}
+
 // The single token for `text` in the Qwen3 vocabulary.
 int32_t single_token(const Tokenizer& tok, const std::string& text) {
   const std::vector<int32_t> ids = tok.encode(text, /*parse_special=*/false);
