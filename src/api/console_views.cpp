@@ -151,15 +151,11 @@ json ServeHistorySampler::operator()() {
   if (evictions_.size() > 60) evictions_.erase(evictions_.begin());
   int64_t evictions_last_minute = 0;
   for (int64_t e : evictions_) evictions_last_minute += e;
-  const console::TtftQuantiles ttft = ctx_.requests.ttft_since(now - 60.0);
-  auto optional = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
   json sample = {
       {"prompt_tokens_per_s", double(s.prompt_tokens - previous_.prompt_tokens) / dt},
       {"output_tokens_per_s", double(s.generation_tokens - previous_.generation_tokens) / dt},
       {"running", s.num_running},
       {"waiting", s.num_waiting},
-      {"ttft_p50_s", optional(ttft.p50)},
-      {"ttft_p95_s", optional(ttft.p95)},
       {"cache_hit_rate", queried > 0 ? json(double(hit) / double(queried)) : json(nullptr)},
       {"evictions_per_min", evictions_last_minute},
       {"kv_blocks",
@@ -170,6 +166,7 @@ json ServeHistorySampler::operator()() {
         {"disk", s.tiers.disk.blocks}}},
   };
   previous_ = s;
+  sample.update(console::recent_ttft_fields(ctx_.requests, now));
   previous_at_ = now;
   return sample;
 }

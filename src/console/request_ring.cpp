@@ -90,4 +90,9 @@ TtftQuantiles RequestRing::ttft_since(double since) const {
   return {quantile(ttfts, 0.50), quantile(ttfts, 0.95)};
 }
 
+json recent_ttft_fields(const RequestRing& ring, double now) {
+  const TtftQuantiles q = ring.ttft_since(now - 60.0);
+  return {{"ttft_p50_s", optional_number(q.p50)}, {"ttft_p95_s", optional_number(q.p95)}};
+}
+
 }  // namespace llmesh::console

@@ -60,4 +60,8 @@ class RequestRing {
 
 nlohmann::json record_json(const RequestRecord& r, bool with_timeline);
 
+// The history samples' TTFT fields, {"ttft_p50_s", "ttft_p95_s"}: the requests that
+// finished in the minute before `now` (null when none did).
+nlohmann::json recent_ttft_fields(const RequestRing& ring, double now);
+
 }  // namespace llmesh::console

@@ -134,20 +134,17 @@ json RouteHistorySampler::operator()() {
   }
   const double dt = std::max(1e-3, now - previous_at_);
   const int64_t d_prompt = prompt - previous_prompt_;
-  const console::TtftQuantiles ttft = requests_.ttft_since(now - 60.0);
-  auto optional = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
   json sample = {
       {"prompt_tokens_per_s", double(d_prompt) / dt},
       {"output_tokens_per_s", double(output - previous_output_) / dt},
       {"running", in_flight},
       {"waiting", 0},
-      {"ttft_p50_s", optional(ttft.p50)},
-      {"ttft_p95_s", optional(ttft.p95)},
       {"cache_hit_rate", d_prompt > 0 ? json(double(cached - previous_cached_) / double(d_prompt)) : json(nullptr)},
       {"evictions_per_min", nullptr},
       {"kv_blocks", nullptr},
   };
   previous_prompt_ = prompt, previous_cached_ = cached, previous_output_ = output;
+  sample.update(console::recent_ttft_fields(requests_, now));
   previous_at_ = now;
   return sample;
 }

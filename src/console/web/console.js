@@ -311,11 +311,8 @@ try {
 const effectiveTheme = () => themeChoice || (systemDark.matches ? 'dark' : 'light');
 
 function applyTheme() {
-  const root = document.documentElement;
-  if (themeChoice) root.dataset.theme = themeChoice;
-  else delete root.dataset.theme;
   const eff = effectiveTheme();
-  root.dataset.effectiveTheme = eff;
+  document.documentElement.dataset.effectiveTheme = eff;  // the stylesheet's one switch
   setText($('#theme-toggle'), `Theme: ${eff}${themeChoice ? '' : ' (auto)'}`);
   redrawAll();
 }
