@@ -99,8 +99,12 @@ assert len([p for p in get_json(serve, "/console/api/requests/" + records[3]["id
             if p["phase"] == "prefill"]) >= 3  # ~250 prompt tokens in 64-token chunks
 
 # The history: one sample a second; its rates add up to the tokens served.
-time.sleep(2.5)
-history = get_json(serve, "/console/api/history", serve_key)
+deadline = time.time() + 15  # samples start once the model is loaded: wait for 3 after the workload
+while True:
+    time.sleep(1)
+    history = get_json(serve, "/console/api/history", serve_key)
+    if len(history["samples"]) >= 3 or time.time() > deadline:
+        break
 assert history["interval_s"] == 1 and history["window_s"] == 900, history
 samples = history["samples"]
 assert len(samples) >= 3, history
