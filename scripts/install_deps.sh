@@ -14,6 +14,7 @@ apt_packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev libpcre2-dev libxxhash-dev
   libtomlplusplus-dev libicu-dev libcpp-httplib-dev libssl-dev openssl
   libgtest-dev libgmock-dev libbenchmark-dev
+  openmpi-bin libopenmpi-dev
   python3 python3-numpy python3-jinja2
   curl
   chromium

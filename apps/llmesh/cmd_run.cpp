@@ -26,6 +26,7 @@ using Clock = std::chrono::steady_clock;
 
 struct RunOptions {
   std::string model_path;
+  dist::ParallelOptions parallel;
   std::string weights = "auto";
   std::string prompt;
   std::vector<std::string> prompt_ids;  // each: comma-separated ids (bypasses the tokenizer); several run batched
@@ -109,7 +110,7 @@ class Runner {
   Runner(runtime::LoadedModel& model, const RunOptions& o, engine::EngineOptions engine_options)
       : model_(model), o_(o), engine_(runtime::make_engine(model, std::move(engine_options))) {}
 
-  std::shared_ptr<engine::RequestHandle> submit(const std::vector<int32_t>& prompt_ids) {
+  engine::Request request(const std::vector<int32_t>& prompt_ids) {
     engine::Request r;
     r.request_id = "run-" + std::to_string(next_id_++);
     r.prompt_ids = prompt_ids;
@@ -118,7 +119,7 @@ class Runner {
     r.max_tokens = std::min(o_.max_tokens, engine_->context_tokens() - int64_t(prompt_ids.size()));
     r.ignore_eos = o_.ignore_eos;
     r.return_first_logits = !o_.dump_logits.empty();
-    return engine_->submit(std::move(r));
+    return r;
   }
 
   // Reads a request to its end; `stream` prints text as it arrives.
@@ -158,15 +159,17 @@ class Runner {
 
   Generation generate(const std::vector<int32_t>& prompt_ids, bool stream) {
     const auto submitted = Clock::now();
-    auto handle = submit(prompt_ids);
+    auto handle = engine_->submit(request(prompt_ids));
     return collect(*handle, prompt_ids, submitted, stream);
   }
 
-  // All prompts submitted at once, so the engine batches them; results in prompt order.
+  // All prompts queued in one go, so the engine batches them the same way on
+  // every run (the counters and tokens are reproducible); results in prompt order.
   std::vector<Generation> generate_batch(const std::vector<std::vector<int32_t>>& prompts) {
     const auto submitted = Clock::now();
-    std::vector<std::shared_ptr<engine::RequestHandle>> handles;
-    for (const auto& p : prompts) handles.push_back(submit(p));
+    std::vector<engine::Request> requests;
+    for (const auto& p : prompts) requests.push_back(request(p));
+    const auto handles = engine_->submit_all(std::move(requests));
     std::vector<Generation> out;
     for (size_t i = 0; i < prompts.size(); ++i) out.push_back(collect(*handles[i], prompts[i], submitted, false));
     return out;
@@ -237,8 +240,14 @@ void run(const RunOptions& o) {
   check(sources == 1 || o.chat, "nothing to do: pass --prompt TEXT, or --chat for an interactive chat");
   check(o.max_tokens >= 1, "--max-tokens must be at least 1 (got {})", o.max_tokens);
 
+  std::unique_ptr<dist::Job> job = dist::Job::start(o.parallel);
   ThreadPool pool(o.threads);
-  auto model = runtime::LoadedModel::load(o.model_path, pool, parse_weight_residency(o.weights));
+  const WeightResidency residency = parse_weight_residency(o.weights);
+  if (job && !job->serves()) {
+    run_worker_rank(*job, [&] { return runtime::LoadedModel::load(o.model_path, pool, residency, job.get()); });
+    return;
+  }
+  auto model = runtime::LoadedModel::load(o.model_path, pool, residency, job.get());
   const int64_t ctx = o.ctx_size > 0 ? o.ctx_size : model->config().max_position;
   check(ctx > 1, "--ctx-size must be at least 2");
 
@@ -350,6 +359,7 @@ void add_run_command(CLI::App& app) {
                   "KV cache size in tokens (default: what the prompts and --max-tokens need)");
   add_kv_cache_dtype_option(cmd, &o->engine.kv_dtype);
   cmd->add_flag("--no-prefix-cache", o->no_prefix_cache, "Recompute every prompt instead of reusing cached blocks");
+  add_parallel_options(cmd, &o->parallel);
   cmd->callback([o] { run(*o); });
 }
 

@@ -25,6 +25,7 @@ namespace {
 
 struct ServeOptions {
   std::string model_path;
+  dist::ParallelOptions parallel;
   std::string weights = "auto";
   api::ServerOptions server;
   engine::EngineOptions engine;
@@ -98,7 +99,16 @@ void flush_kv_tier_writes(engine::Engine& engine) {
 
 void run_serve(ServeOptions o) {
   std::signal(SIGPIPE, SIG_IGN);  // a client that hangs up must not kill the server
-  install_shutdown_signals();     // before any thread starts: they all inherit the blocked signals
+  install_shutdown_signals();     // before any thread starts (MPI's too): they all inherit the blocked signals
+  std::unique_ptr<dist::Job> job = dist::Job::start(o.parallel);
+  if (job && !job->serves()) {
+    // A worker rank leaves the signals (blocked here) to rank 0, which drains and then stops it.
+    ThreadPool pool(o.threads);
+    run_worker_rank(*job, [&] {
+      return runtime::LoadedModel::load(o.model_path, pool, parse_weight_residency(o.weights), job.get());
+    });
+    return;
+  }
   if (o.server.served_model_name.empty()) o.server.served_model_name = default_model_name(o.model_path);
   o.server.max_body_bytes = size_t(o.max_body_mib * double(1 << 20));
   if (o.server.num_http_threads == 0) {
@@ -115,7 +125,7 @@ void run_serve(ServeOptions o) {
   std::unique_ptr<engine::Engine> engine;
   try {
     pool = std::make_unique<ThreadPool>(o.threads);
-    model = runtime::LoadedModel::load(o.model_path, *pool, parse_weight_residency(o.weights));
+    model = runtime::LoadedModel::load(o.model_path, *pool, parse_weight_residency(o.weights), job.get());
     const model::ModelConfig& config = model->config();
     const kv::KvCacheShape shape{config.num_layers, config.num_kv_heads, config.head_dim, o.engine.block_size, 0,
                                  o.engine.kv_dtype};
@@ -147,6 +157,11 @@ void run_serve(ServeOptions o) {
     std::printf("  context %lld tokens; up to %lld running requests, %lld batched tokens per step; %d threads, %s CPU kernels\n",
                 (long long)context, (long long)o.engine.max_running_requests,
                 (long long)o.engine.max_batched_tokens, pool->num_threads(), kernels::backend_name());
+    if (job) {
+      std::printf("  %s on %d ranks (KV and weights above are the whole model's; each rank holds its part):\n%s",
+                  job->layout().sizes.to_string().c_str(), job->world().size(),
+                  job->layout().describe(config).c_str());
+    }
   } catch (const std::exception& e) {
     server.stop();
     http.join();
@@ -201,6 +216,7 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--block-size", options->engine.block_size, "Tokens per KV block")->capture_default_str()
       ->check(CLI::PositiveNumber);
   add_kv_cache_dtype_option(cmd, &options->engine.kv_dtype);
+  add_parallel_options(cmd, &options->parallel);
   cmd->add_flag("--no-prefix-cache", options->no_prefix_cache, "Disable automatic prefix caching (and the KV tiers)");
   cmd->add_option("--kv-host-gib", options->kv_host_gib,
                   "Host-RAM tier for KV blocks evicted from the pool, GiB; a later turn loads them back instead of "

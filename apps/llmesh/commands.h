@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/dtype.h"
+#include "dist/job.h"
 #include "kv/kv_pool.h"
 
 namespace llmesh::app {
@@ -19,6 +20,39 @@ inline void add_kv_cache_dtype_option(CLI::App* cmd, DType* dtype) {
          "the same memory at 4e-3, q8_0 about a quarter of f32 (head_dim a multiple of 32)")
       ->check(CLI::IsMember({"f32", "f16", "bf16", "q8_0"}))
       ->default_str(std::string(dtype_name(kv::kDefaultKvDtype)));
+}
+
+// --tp / --pp / --ep and the placement flags (run and serve), in their own help group.
+inline void add_parallel_options(CLI::App* cmd, dist::ParallelOptions* o) {
+  const char* group = "Several ranks (start with: mpirun -np N llmesh ...; see docs/parallel.md)";
+  cmd->add_option("--tp", o->sizes.tp, "Tensor parallel: attention heads and FFN columns split over N ranks per stage")
+      ->group(group)->check(CLI::Range(1, 4096));
+  cmd->add_option("--pp", o->sizes.pp, "Pipeline parallel: the layers split into N stages of consecutive layers")
+      ->group(group)->check(CLI::Range(1, 4096));
+  cmd->add_option("--ep", o->sizes.ep, "Expert parallel: a MoE model's routed experts split over N ranks per stage")
+      ->group(group)->check(CLI::Range(1, 4096));
+  cmd->add_option("--layer-split", o->layer_split,
+                  "Layers per pipeline stage, like 10,9,9 (default: in proportion to each stage's memory)")
+      ->group(group);
+  cmd->add_option("--expert-split", o->expert_split,
+                  "Experts per expert-parallel rank, like 108,92,92,92 (default: in proportion to memory)")
+      ->group(group);
+  cmd->add_option("--rank-memory-gib", o->rank_memory_gib,
+                  "Usable memory this rank reports for placement (default: the machine's available RAM)")
+      ->group(group);
+}
+
+// A worker rank's whole command (ranks > 0 of a job): load its shard with `load`
+// (returns a runtime::LoadedModel), then follow rank 0 until it stops the job.
+// An error here ends every rank: rank 0 would wait for this one forever.
+template <typename Load>
+void run_worker_rank(dist::Job& job, Load load) {
+  try {
+    auto model = load();
+    job.run_worker(*model->model);
+  } catch (const std::exception& e) {
+    job.fail(e.what());
+  }
 }
 
 void add_run_command(CLI::App& app);

@@ -80,6 +80,31 @@ class Engine::Impl {
   }
 
   std::shared_ptr<RequestHandle> submit(Request request) {
+    std::vector<Request> one;
+    one.push_back(std::move(request));
+    return submit_all(std::move(one)).front();
+  }
+
+  // Checks every request first, then queues them under one lock: the scheduler
+  // sees them together (or none of them), however fast it steps.
+  std::vector<std::shared_ptr<RequestHandle>> submit_all(std::vector<Request> requests) {
+    for (const Request& r : requests) validate(r);
+    std::vector<std::shared_ptr<RequestHandle>> handles;
+    {
+      std::lock_guard lock(mu_);
+      if (int64_t(incoming_.size() + requests.size()) + stats_.num_waiting > options_.max_waiting_requests)
+        throw QueueFullError("the server is busy: too many waiting requests");
+      for (Request& r : requests) {
+        auto handle = std::make_shared<RequestHandle>(r.request_id);
+        incoming_.push_back(std::make_unique<Sequence>(std::move(r), handle, options_.block_size, next_arrival_++));
+        handles.push_back(std::move(handle));
+      }
+    }
+    cv_.notify_all();
+    return handles;
+  }
+
+  void validate(const Request& request) const {
     const int64_t num_prompt = int64_t(request.prompt_ids.size());
     check(num_prompt > 0, "the prompt is empty");
     check(request.max_tokens >= 1, "max_tokens must be at least 1");
@@ -91,15 +116,6 @@ class Engine::Impl {
           request.max_tokens, kv_cache_tokens());
     const int64_t vocab = executor_->config().vocab_size;
     for (int32_t id : request.prompt_ids) check(id >= 0 && id < vocab, "token id {} is outside the vocabulary", id);
-    auto handle = std::make_shared<RequestHandle>(request.request_id);
-    {
-      std::lock_guard lock(mu_);
-      if (int64_t(incoming_.size()) + stats_.num_waiting >= options_.max_waiting_requests)
-        throw QueueFullError("the server is busy: too many waiting requests");
-      incoming_.push_back(std::make_unique<Sequence>(std::move(request), handle, options_.block_size, next_arrival_++));
-    }
-    cv_.notify_all();
-    return handle;
   }
 
   EngineStats stats() const {
@@ -328,6 +344,9 @@ Engine::Engine(std::unique_ptr<Executor> executor, const EngineOptions& options)
     : impl_(std::make_unique<Impl>(std::move(executor), options)) {}
 Engine::~Engine() = default;
 std::shared_ptr<RequestHandle> Engine::submit(Request request) { return impl_->submit(std::move(request)); }
+std::vector<std::shared_ptr<RequestHandle>> Engine::submit_all(std::vector<Request> requests) {
+  return impl_->submit_all(std::move(requests));
+}
 EngineStats Engine::stats() const { return impl_->stats(); }
 int64_t Engine::flush_cache(bool tiers) { return impl_->flush_cache(tiers); }
 void Engine::flush_tier_writes() { impl_->flush_tier_writes(); }

@@ -73,6 +73,8 @@ class Engine {
 
   // Thread-safe. Throws QueueFullError, or Error for a request that can never fit.
   std::shared_ptr<RequestHandle> submit(Request request);
+  // Queues all of them at once (first to last), so one step can schedule them together.
+  std::vector<std::shared_ptr<RequestHandle>> submit_all(std::vector<Request> requests);
   EngineStats stats() const;
   // Drops every unreferenced cached block (and, with `tiers`, every block of
   // the host and disk tiers); returns how many were dropped.

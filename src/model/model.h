@@ -23,6 +23,7 @@
 #include "kernels/backend.h"
 #include "kv/kv_pool.h"
 #include "model/model_config.h"
+#include "model/model_shard.h"
 #include "model/step_input.h"
 #include "model/workspace.h"
 
@@ -41,13 +42,24 @@ class Model {
   // input.logits_indices to `logits` ([logits_indices.size(), vocab_size]).
   // `workspace` comes from this model's make_workspace and is used by one call at a time.
   virtual void forward(const StepInput& input, kv::KvPool& kv, Workspace& workspace, float* logits) const = 0;
+  // The same for one pipeline stage of a sharded model (model/model_shard.h): a stage
+  // that does not start at layer 0 reads the residual stream from `hidden_in`
+  // ([num_tokens, hidden]) instead of embedding the tokens; one that does not end
+  // at the last layer writes it to `hidden_out` and no logits. A whole model
+  // needs neither (this default).
+  virtual void forward_stage(const StepInput& input, kv::KvPool& kv, Workspace& workspace, const float* hidden_in,
+                             float* hidden_out, float* logits) const {
+    forward(input, kv, workspace, logits);
+  }
 };
 
-// Builds the model for files.config.arch (see model/registry.cpp) on `backend`.
+// Builds the model for files.config.arch (see model/registry.cpp) on `backend`:
+// the whole model, or the part `shard` names.
 // Error if the backend cannot run one of the weights' dtypes.
-std::unique_ptr<Model> create_model(const ModelFiles& files, std::shared_ptr<kernels::Backend> backend);
+std::unique_ptr<Model> create_model(const ModelFiles& files, std::shared_ptr<kernels::Backend> backend,
+                                    const ModelShard& shard = {});
 // The same on a CPU backend whose parallel ops run on `pool` (which must outlive the model).
-std::unique_ptr<Model> create_model(const ModelFiles& files, ThreadPool& pool);
+std::unique_ptr<Model> create_model(const ModelFiles& files, ThreadPool& pool, const ModelShard& shard = {});
 // Architecture names the registry knows.
 std::vector<std::string> registered_architectures();
 

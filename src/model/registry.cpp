@@ -11,7 +11,8 @@
 namespace llmesh::model {
 
 namespace {
-using Factory = std::function<std::unique_ptr<Model>(const ModelFiles&, std::shared_ptr<kernels::Backend>)>;
+using Factory =
+    std::function<std::unique_ptr<Model>(const ModelFiles&, std::shared_ptr<kernels::Backend>, const ModelShard&)>;
 
 const std::map<std::string, Factory>& registry() {
   static const std::map<std::string, Factory> factories = {
@@ -24,7 +25,8 @@ const std::map<std::string, Factory>& registry() {
 }
 }  // namespace
 
-std::unique_ptr<Model> create_model(const ModelFiles& files, std::shared_ptr<kernels::Backend> backend) {
+std::unique_ptr<Model> create_model(const ModelFiles& files, std::shared_ptr<kernels::Backend> backend,
+                                    const ModelShard& shard) {
   auto it = registry().find(files.config.arch);
   if (it == registry().end()) fail("{}: unknown architecture '{}'", files.path, files.config.arch);
   // Every matrix is a matmul weight (or the embedding table, which DecoderModel checks): refuse
@@ -36,11 +38,11 @@ std::unique_ptr<Model> create_model(const ModelFiles& files, std::shared_ptr<ker
           "{}: tensor {} is {}, which the {} backend cannot multiply", files.path, name, dtype_name(t.dtype),
           backend->name());
   }
-  return it->second(files, std::move(backend));
+  return it->second(files, std::move(backend), shard);
 }
 
-std::unique_ptr<Model> create_model(const ModelFiles& files, ThreadPool& pool) {
-  return create_model(files, std::make_shared<kernels::CpuBackend>(pool));
+std::unique_ptr<Model> create_model(const ModelFiles& files, ThreadPool& pool, const ModelShard& shard) {
+  return create_model(files, std::make_shared<kernels::CpuBackend>(pool), shard);
 }
 
 std::vector<std::string> registered_architectures() {

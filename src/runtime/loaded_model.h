@@ -11,6 +11,7 @@
 
 #include "core/mapped_file.h"
 #include "core/thread_pool.h"
+#include "dist/job.h"
 #include "engine/engine.h"
 #include "model/model.h"
 #include "model/model_files.h"
@@ -28,10 +29,14 @@ struct LoadedModel {
   std::unique_ptr<model::Model> model;
   std::vector<int32_t> eos_token_ids;            // generation stops at any of these
   std::string identity;                          // model_identity() of the weights
+  dist::Job* job = nullptr;                      // the multi-rank job holding the other shards, if any
+  model::ModelShard shard;                       // the part of the model `model` holds
 
-  // Throws Error naming the path and the problem.
+  // Throws Error naming the path and the problem. With a job, loads this rank's
+  // shard of the model (the layout is agreed with the other ranks, who call it too).
   static std::unique_ptr<LoadedModel> load(const std::string& path, ThreadPool& pool,
-                                           WeightResidency residency = WeightResidency::Auto);
+                                           WeightResidency residency = WeightResidency::Auto,
+                                           dist::Job* job = nullptr);
 
   const model::ModelConfig& config() const { return files.config; }
   // The model's chat template applied to OpenAI-style messages; Error when there is none.
@@ -41,7 +46,8 @@ struct LoadedModel {
   std::vector<int32_t> encode_prompt(const std::string& text) const;
 };
 
-// An engine running `model` in this process; fills options' EOS ids and model identity.
+// An engine running `model` in this process (or, with a job, on its ranks);
+// fills options' EOS ids and model identity.
 std::unique_ptr<engine::Engine> make_engine(LoadedModel& model, engine::EngineOptions options);
 
 }  // namespace llmesh::runtime

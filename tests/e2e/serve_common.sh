@@ -50,8 +50,9 @@ start_server() {
   shift
   local log="$E2E_TMP/$name.log"
   : >"$log"  # exists before the background job opens it: the sed below must not race it
-  "$LLMESH" serve --model "$TINY_MODEL" --host 127.0.0.1 --port 0 --served-model-name tiny --threads 1 "$@" \
-    >"$log" 2>&1 &
+  # SERVE_LAUNCH: a launcher in front of the binary (the multi-rank tests: "mpirun -np 4").
+  ${SERVE_LAUNCH:-} "$LLMESH" serve --model "$TINY_MODEL" --host 127.0.0.1 --port 0 --served-model-name tiny \
+    --threads 1 "$@" >"$log" 2>&1 &
   local pid=$!
   SERVER_PIDS+=("$pid")
   local url=""

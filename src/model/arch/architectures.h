@@ -8,7 +8,9 @@
 
 namespace llmesh::model {
 
-std::unique_ptr<Model> create_llama_family(const ModelFiles& files, std::shared_ptr<kernels::Backend> backend);
-std::unique_ptr<Model> create_qwen3_moe(const ModelFiles& files, std::shared_ptr<kernels::Backend> backend);
+std::unique_ptr<Model> create_llama_family(const ModelFiles& files, std::shared_ptr<kernels::Backend> backend,
+                                           const ModelShard& shard);
+std::unique_ptr<Model> create_qwen3_moe(const ModelFiles& files, std::shared_ptr<kernels::Backend> backend,
+                                        const ModelShard& shard);
 
 }  // namespace llmesh::model

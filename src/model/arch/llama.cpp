@@ -9,12 +9,13 @@
 
 namespace llmesh::model {
 
-std::unique_ptr<Model> create_llama_family(const ModelFiles& files, std::shared_ptr<kernels::Backend> backend) {
+std::unique_ptr<Model> create_llama_family(const ModelFiles& files, std::shared_ptr<kernels::Backend> backend,
+                                           const ModelShard& shard) {
   const ModelConfig& config = files.config;
-  auto model = std::make_unique<DecoderModel>(config, files.weights, std::move(backend));
-  for (int64_t i = 0; i < config.num_layers; ++i) {
+  auto model = std::make_unique<DecoderModel>(config, files.weights, std::move(backend), shard);
+  for (int64_t i = shard.layer_begin; i < shard.end_layer(config.num_layers); ++i) {
     auto ffn = std::make_unique<DenseFfn>(files.weights, "blk." + std::to_string(i) + ".ffn_{}",
-                                          config.hidden_size, config.intermediate_size);
+                                          config.hidden_size, config.intermediate_size, shard);
     model->add_layer(model->make_layer(files.weights, i, std::move(ffn)));
   }
   return model;

@@ -2,20 +2,30 @@
 
 #include <cmath>
 
+#include "core/error.h"
 #include "model/weight_store.h"
 
 namespace llmesh::model {
 
 Attention::Attention(const ModelConfig& config, const WeightStore& weights, int64_t layer,
-                     const std::vector<float>& inv_freq)
-    : config_(config), inv_freq_(inv_freq) {
+                     const std::vector<float>& inv_freq, const ModelShard& shard)
+    : config_(config),
+      num_heads_(config.num_heads / shard.tp_size),
+      num_kv_heads_(config.num_kv_heads / shard.tp_size),
+      partial_(shard.tp_size > 1),
+      inv_freq_(inv_freq) {
+  check(config.num_kv_heads % shard.tp_size == 0,
+        "{} KV heads do not split over {} tensor-parallel ranks (each rank needs whole KV heads)",
+        config.num_kv_heads, shard.tp_size);
   const std::string prefix = "blk." + std::to_string(layer) + ".";
   const int64_t q_dim = config.num_heads * config.head_dim;
   const int64_t kv_dim = config.num_kv_heads * config.head_dim;
-  q_proj_ = Linear::load(weights, prefix + "attn_q", q_dim, config.hidden_size);
-  k_proj_ = Linear::load(weights, prefix + "attn_k", kv_dim, config.hidden_size);
-  v_proj_ = Linear::load(weights, prefix + "attn_v", kv_dim, config.hidden_size);
-  o_proj_ = Linear::load(weights, prefix + "attn_output", config.hidden_size, q_dim);
+  const LinearPart heads{LinearSplit::Rows, shard.tp_rank, shard.tp_size};
+  q_proj_ = Linear::load(weights, prefix + "attn_q", q_dim, config.hidden_size, heads);
+  k_proj_ = Linear::load(weights, prefix + "attn_k", kv_dim, config.hidden_size, heads);
+  v_proj_ = Linear::load(weights, prefix + "attn_v", kv_dim, config.hidden_size, heads);
+  o_proj_ = Linear::load(weights, prefix + "attn_output", config.hidden_size, q_dim,
+                         {LinearSplit::Cols, shard.tp_rank, shard.tp_size});
   if (config.qk_norm) {
     q_norm_ = load_f32_vector(weights, prefix + "attn_q_norm.weight", config.head_dim);
     k_norm_ = load_f32_vector(weights, prefix + "attn_k_norm.weight", config.head_dim);
@@ -26,7 +36,7 @@ void Attention::forward(kernels::Backend& backend, const float* h, float* out, c
                         const kernels::KvLayerView& kv, Workspace& ws) const {
   const int64_t num_tokens = step.batch.num_tokens;
   const int64_t head_dim = config_.head_dim;
-  const int64_t num_heads = config_.num_heads, num_kv_heads = config_.num_kv_heads;
+  const int64_t num_heads = num_heads_, num_kv_heads = num_kv_heads_;
   const Activations& a = ws.act();
   float* q = a.q;        // [T, num_heads, head_dim]
   float* k = a.k;        // [T, num_kv_heads, head_dim]

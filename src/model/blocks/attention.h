@@ -8,6 +8,7 @@
 #include "kernels/backend.h"
 #include "model/blocks/linear.h"
 #include "model/model_config.h"
+#include "model/model_shard.h"
 #include "model/workspace.h"
 
 namespace llmesh::model {
@@ -22,17 +23,23 @@ struct AttentionStep {
 
 class Attention {
  public:
+  // With shard.tp_size > 1: this rank's num_heads / tp_size query heads and
+  // num_kv_heads / tp_size KV heads (so `kv` holds only those), and o_proj's matching columns.
   Attention(const ModelConfig& config, const WeightStore& weights, int64_t layer,
-            const std::vector<float>& inv_freq);
+            const std::vector<float>& inv_freq, const ModelShard& shard = {});
 
   // h: [num_tokens, hidden] (already normed); out: [num_tokens, hidden], the
-  // attention output after o_proj. Writes this step's K/V into `kv`.
+  // attention output after o_proj (a partial sum when partial()). Writes this step's K/V into `kv`.
   // Scratch: ws.act().q, k, v, attn.
   void forward(kernels::Backend& backend, const float* h, float* out, const AttentionStep& step,
                const kernels::KvLayerView& kv, Workspace& ws) const;
+  // The output is this rank's share of a sum over the stage (tensor parallel).
+  bool partial() const { return partial_; }
 
  private:
   const ModelConfig& config_;
+  int64_t num_heads_, num_kv_heads_;  // this rank's
+  bool partial_;
   const std::vector<float>& inv_freq_;
   Linear q_proj_, k_proj_, v_proj_, o_proj_;
   std::vector<float> q_norm_, k_norm_;  // [head_dim] or empty

@@ -6,16 +6,20 @@
 
 #include <fmt/format.h>
 
+#include "core/error.h"
 #include "model/weight_store.h"
 
 namespace llmesh::model {
 
 DenseFfn::DenseFfn(const WeightStore& weights, const std::string& prefix, int64_t hidden,
-                   int64_t intermediate) {
+                   int64_t intermediate, const ModelShard& shard)
+    : partial_(shard.tp_size > 1) {
   // prefix + "gate" etc.: "blk.3.ffn_" for dense layers, "blk.3.ffn_{}_exps.5" style for experts.
-  gate_ = Linear::load(weights, fmt::format(fmt::runtime(prefix), "gate"), intermediate, hidden);
-  up_ = Linear::load(weights, fmt::format(fmt::runtime(prefix), "up"), intermediate, hidden);
-  down_ = Linear::load(weights, fmt::format(fmt::runtime(prefix), "down"), hidden, intermediate);
+  const LinearPart columns{LinearSplit::Rows, shard.tp_rank, shard.tp_size};
+  gate_ = Linear::load(weights, fmt::format(fmt::runtime(prefix), "gate"), intermediate, hidden, columns);
+  up_ = Linear::load(weights, fmt::format(fmt::runtime(prefix), "up"), intermediate, hidden, columns);
+  down_ = Linear::load(weights, fmt::format(fmt::runtime(prefix), "down"), hidden, intermediate,
+                       {LinearSplit::Cols, shard.tp_rank, shard.tp_size});
 }
 
 void DenseFfn::forward(kernels::Backend& backend, const float* h, float* out, int64_t num_tokens,
@@ -29,13 +33,23 @@ void DenseFfn::forward(kernels::Backend& backend, const float* h, float* out, in
   down_.apply(backend, gate, out, num_tokens);
 }
 
-MoeFfn::MoeFfn(const ModelConfig& config, const WeightStore& weights, int64_t layer) : config_(config) {
+MoeFfn::MoeFfn(const ModelConfig& config, const WeightStore& weights, int64_t layer, const ModelShard& shard)
+    : config_(config), expert_begin_(shard.expert_begin) {
   const std::string prefix = "blk." + std::to_string(layer) + ".";
   router_ = Linear::load(weights, prefix + "ffn_gate_inp", config.num_experts, config.hidden_size);
-  for (int64_t e = 0; e < config.num_experts; ++e) {
-    experts_.push_back(std::make_unique<DenseFfn>(
-        weights, prefix + "ffn_{}_exps." + std::to_string(e), config.hidden_size, config.moe_intermediate_size));
+  const int64_t expert_end = shard.end_expert(config.num_experts);
+  check(0 <= expert_begin_ && expert_begin_ < expert_end && expert_end <= config.num_experts,
+        "experts [{}, {}) are not a range of the model's {}", expert_begin_, expert_end, config.num_experts);
+  // Expert parallel (a subset of the experts) keeps each expert whole; otherwise
+  // tensor parallel slices every expert's columns.
+  const bool subset = expert_end - expert_begin_ < config.num_experts;
+  ModelShard expert_shard = shard;
+  if (subset) expert_shard.tp_rank = 0, expert_shard.tp_size = 1;
+  for (int64_t e = expert_begin_; e < expert_end; ++e) {
+    experts_.push_back(std::make_unique<DenseFfn>(weights, prefix + "ffn_{}_exps." + std::to_string(e),
+                                                  config.hidden_size, config.moe_intermediate_size, expert_shard));
   }
+  partial_ = subset || shard.tp_size > 1;
 }
 
 void MoeFfn::forward(kernels::Backend& backend, const float* h, float* out, int64_t num_tokens,
@@ -84,12 +98,12 @@ void MoeFfn::forward(kernels::Backend& backend, const float* h, float* out, int6
   }
 
   backend.fill(out, 0.0f, num_tokens * hidden);
-  for (int64_t e = 0; e < num_experts; ++e) {
+  for (int64_t e = expert_begin_; e < expert_begin_ + int64_t(experts_.size()); ++e) {
     const int32_t begin = r.expert_offsets[size_t(e)];
     const int64_t n = r.expert_offsets[size_t(e) + 1] - begin;
     if (n == 0) continue;
     backend.copy_rows(h, hidden, r.token_ids.data() + begin, n, a.expert_in);  // [n, hidden]
-    experts_[size_t(e)]->forward(backend, a.expert_in, a.expert_out, n, ws);   // [n, hidden]
+    experts_[size_t(e - expert_begin_)]->forward(backend, a.expert_in, a.expert_out, n, ws);   // [n, hidden]
     backend.scatter_add_rows(a.expert_out, hidden, r.token_ids.data() + begin, r.token_weights.data() + begin, n,
                              out);
   }

@@ -8,6 +8,7 @@
 #include "kernels/backend.h"
 #include "model/blocks/linear.h"
 #include "model/model_config.h"
+#include "model/model_shard.h"
 #include "model/workspace.h"
 
 namespace llmesh::model {
@@ -20,17 +21,23 @@ class FeedForward {
   // h: [num_tokens, hidden] (already normed); out: [num_tokens, hidden]. Scratch comes from `ws`.
   virtual void forward(kernels::Backend& backend, const float* h, float* out, int64_t num_tokens,
                        Workspace& ws) const = 0;
+  // The output is this rank's share of a sum over the stage (tensor or expert parallel).
+  virtual bool partial() const = 0;
 };
 
 // down(silu(gate(h)) * up(h)). Scratch: ws.act().ffn_gate, ffn_up.
+// With shard.tp_size > 1: this rank's slice of the intermediate columns (a partial sum).
 class DenseFfn : public FeedForward {
  public:
-  DenseFfn(const WeightStore& weights, const std::string& prefix, int64_t hidden, int64_t intermediate);
+  DenseFfn(const WeightStore& weights, const std::string& prefix, int64_t hidden, int64_t intermediate,
+           const ModelShard& shard = {});
   void forward(kernels::Backend& backend, const float* h, float* out, int64_t num_tokens,
                Workspace& ws) const override;
+  bool partial() const override { return partial_; }
 
  private:
   Linear gate_, up_, down_;
+  bool partial_;
 };
 
 // Softmax router over all experts, top-k per token (renormalized when
@@ -39,16 +46,21 @@ class DenseFfn : public FeedForward {
 // are read once per step. The top-k choice runs on the host over the router's
 // [num_tokens, num_experts] probabilities. Scratch: ws.act().router,
 // expert_in, expert_out (and the experts' ffn_gate, ffn_up); ws.moe().
+// Sharded, every rank routes every token (the router is replicated) and computes
+// only its experts [shard.expert_begin, expert_end), each sliced by tensor parallel.
 class MoeFfn : public FeedForward {
  public:
-  MoeFfn(const ModelConfig& config, const WeightStore& weights, int64_t layer);
+  MoeFfn(const ModelConfig& config, const WeightStore& weights, int64_t layer, const ModelShard& shard = {});
   void forward(kernels::Backend& backend, const float* h, float* out, int64_t num_tokens,
                Workspace& ws) const override;
+  bool partial() const override { return partial_; }
 
  private:
   const ModelConfig& config_;
   Linear router_;                                  // {num_experts, hidden}
+  int64_t expert_begin_;                           // experts_[i] is expert expert_begin_ + i
   std::vector<std::unique_ptr<DenseFfn>> experts_;
+  bool partial_;
 };
 
 }  // namespace llmesh::model

@@ -1,5 +1,8 @@
 #include "model/blocks/linear.h"
 
+#include <cstring>
+#include <new>
+
 #include "core/error.h"
 #include "kernels/ops.h"
 #include "model/weight_store.h"
@@ -30,6 +33,49 @@ Linear Linear::load(const WeightStore& weights, const std::string& name, int64_t
           bias->num_elements(), out_features);
     linear.bias = to_f32_vector(*bias);
   }
+  return linear;
+}
+
+namespace {
+
+// Columns [begin, begin + n) of every row of a 2-D tensor, into a new 64-byte aligned buffer.
+Tensor copy_columns(const Tensor& t, int64_t begin, int64_t n, std::shared_ptr<const uint8_t[]>& storage) {
+  const size_t offset = dtype_row_bytes(t.dtype, begin), row_bytes = dtype_row_bytes(t.dtype, n);
+  const size_t size = row_bytes * size_t(t.rows());
+  std::shared_ptr<uint8_t[]> bytes(new (std::align_val_t(64)) uint8_t[size], [](uint8_t* p) {
+    ::operator delete[](p, std::align_val_t(64));
+  });
+  for (int64_t r = 0; r < t.rows(); ++r) std::memcpy(bytes.get() + size_t(r) * row_bytes, t.row(r) + offset, row_bytes);
+  Tensor out = t;
+  out.shape.back() = n;
+  out.data = bytes.get();
+  storage = std::move(bytes);
+  return out;
+}
+
+}  // namespace
+
+Linear Linear::load(const WeightStore& weights, const std::string& name, int64_t out_features, int64_t in_features,
+                    const LinearPart& part) {
+  Linear full = load(weights, name, out_features, in_features);
+  if (part.count == 1) return full;
+  const bool rows = part.split == LinearSplit::Rows;
+  const int64_t features = rows ? out_features : in_features;
+  check(features % part.count == 0, "tensor {}.weight: {} {} do not split into {} equal parts", name, features,
+        rows ? "output rows" : "input columns", part.count);
+  const int64_t n = features / part.count, begin = n * part.index;
+  Linear linear;
+  if (rows) {
+    linear.weight = full.weight.slice_rows(begin, begin + n);
+    if (!full.bias.empty()) linear.bias.assign(full.bias.begin() + begin, full.bias.begin() + begin + n);
+    return linear;
+  }
+  const int block = dtype_block_size(full.weight.dtype);
+  check(n % block == 0,
+        "tensor {}.weight is {}: a slice of {} input columns cuts its blocks of {}; use fewer tensor-parallel ranks",
+        name, dtype_name(full.weight.dtype), n, block);
+  linear.weight = copy_columns(full.weight, begin, n, linear.storage);
+  if (part.index == 0) linear.bias = std::move(full.bias);
   return linear;
 }
 

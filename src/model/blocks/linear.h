@@ -3,6 +3,9 @@
 // at load from whatever dtype the file stores.
 #pragma once
 
+#include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "core/tensor.h"
@@ -16,9 +19,23 @@ class WeightStore;
 // kernels want them as plain floats).
 std::vector<float> to_f32_vector(const Tensor& t);
 
+// How a tensor-parallel rank takes its part of a linear layer, one of `parts`:
+//   Rows — a slice of the output features (q/k/v, gate/up): a view, nothing copied;
+//   Cols — a slice of the input features (o_proj, down): a partial sum that the
+//          stage adds up; copied, since a column range is not contiguous. The bias,
+//          if any, stays with part 0 so the sum adds it once.
+enum class LinearSplit { Rows, Cols };
+
+struct LinearPart {
+  LinearSplit split = LinearSplit::Rows;
+  int index = 0;
+  int count = 1;
+};
+
 struct Linear {
-  Tensor weight;             // {out, in}, any dtype, a view into the mapped file
+  Tensor weight;             // {out, in}, any dtype, a view into the mapped file (or into `storage`)
   std::vector<float> bias;   // [out] or empty
+  std::shared_ptr<const uint8_t[]> storage;  // owns `weight`'s bytes when they are a copy (a column slice)
 
   int64_t in_features() const { return weight.cols(); }
   int64_t out_features() const { return weight.rows(); }
@@ -28,6 +45,10 @@ struct Linear {
   // Reads `<name>.weight` and, if present, `<name>.bias`; checks the shape.
   static Linear load(const WeightStore& weights, const std::string& name, int64_t out_features,
                      int64_t in_features);
+  // This rank's part of the full {out_features, in_features} layer `name`; Error when the
+  // features do not divide by part.count, or when a column slice would cut a quantized block.
+  static Linear load(const WeightStore& weights, const std::string& name, int64_t out_features,
+                     int64_t in_features, const LinearPart& part);
 };
 
 // Reads `<name>` as an f32 vector of exactly `size` values.

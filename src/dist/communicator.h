@@ -1,0 +1,54 @@
+// The collectives a sharded model needs, over an existing communication
+// engine (dist/mpi_communicator.h: Open MPI; ranks on one machine talk over
+// shared memory, across machines over TCP or RDMA, as MPI chooses).
+//
+// Every call is collective over the ranks of this communicator unless it names
+// a peer (send / recv). Calls that may wait a long time for a peer — a command
+// from rank 0, the previous pipeline stage's hidden states — wait without
+// spinning a core (wait_politely in mpi_communicator.cpp); the reductions inside a step are short
+// and wait the engine's usual way. Counts are in bytes unless a float count is named.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace llmesh::dist {
+
+// What this rank moved, for `llmesh bench` and the startup log.
+struct CommCounters {
+  uint64_t bytes_sent = 0;      // payload this rank sent (reductions: its input size)
+  uint64_t num_calls = 0;
+  double seconds = 0;           // wall time inside communication calls, waits included
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+
+  virtual void broadcast(void* data, size_t bytes, int root) = 0;
+  virtual void all_reduce_sum(float* data, int64_t count) = 0;
+  // Every rank's `bytes` bytes, in rank order, into `all` ([size() * bytes]) on every rank.
+  virtual void all_gather(const void* mine, size_t bytes, void* all) = 0;
+  // Rank r's counts[r] bytes, concatenated in rank order into `all` on `root` (ignored elsewhere).
+  virtual void gather(const void* mine, const std::vector<size_t>& counts, void* all, int root) = 0;
+  // The inverse: rank r gets its counts[r] bytes of root's `all`.
+  virtual void scatter(const void* all, const std::vector<size_t>& counts, void* mine, int root) = 0;
+  virtual void send(const void* data, size_t bytes, int dest) = 0;
+  virtual void recv(void* data, size_t bytes, int source) = 0;
+  // The ranks with the same `color`, ordered by `key`.
+  virtual std::unique_ptr<Communicator> split(int color, int key) = 0;
+  // Ends every rank of the job with `code`: what a rank does when a step fails,
+  // since the others would otherwise wait in a collective forever.
+  [[noreturn]] virtual void abort(int code) = 0;
+
+  const CommCounters& counters() const { return counters_; }
+
+ protected:
+  CommCounters counters_;
+};
+
+}  // namespace llmesh::dist

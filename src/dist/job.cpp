@@ -1,0 +1,75 @@
+#include "dist/job.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "core/error.h"
+#include "core/host_memory.h"
+#include "dist/mpi_communicator.h"
+#include "dist/sharded_executor.h"
+
+namespace llmesh::dist {
+
+class Job::StageSum : public model::StageReduce {
+ public:
+  explicit StageSum(Communicator& stage) : stage_(stage) {}
+  void sum(float* data, int64_t n) override { stage_.all_reduce_sum(data, n); }
+
+ private:
+  Communicator& stage_;
+};
+
+std::unique_ptr<Job> Job::start(const ParallelOptions& options) {
+  if (!options.sizes.parallel() && !MpiRuntime::launched_by_mpirun()) return nullptr;
+  std::unique_ptr<Job> job(new Job());
+  job->options_ = options;
+  job->mpi_ = std::make_unique<MpiRuntime>();
+  job->world_ = job->mpi_->world();
+  const int want = options.sizes.world(), have = job->world_->size();
+  if (have != want) {
+    const std::string message =
+        want == 1 ? fmt::format("this job has {} ranks but no --tp, --pp or --ep asks for them", have)
+                  : fmt::format("{} needs {} ranks; this job has {} (start it with: mpirun -np {} llmesh ...)",
+                                options.sizes.to_string(), want, have, want);
+    if (have == 1) llmesh::fail("{}", message);  // alone: an ordinary error, nobody waits
+    job->fail(message);
+  }
+  const int width = options.sizes.width();
+  job->stage_ = job->world_->split(job->rank() / width, job->rank() % width);
+  job->stage_sum_ = std::make_unique<StageSum>(*job->stage_);
+  return job;
+}
+
+Job::~Job() {
+  // Rank 0 gave up before it had an executor (a bad prompt, a failed load):
+  // release the workers, who wait for its first command.
+  if (world_ && serves() && !made_executor_ && world_->size() > 1) stop_shard_workers(*world_);
+}
+
+model::ModelShard Job::plan(const model::ModelConfig& config) {
+  double mine = double(available_memory_bytes());
+  if (options_.rank_memory_gib > 0) mine = options_.rank_memory_gib * double(1ull << 30);
+  std::vector<double> memory(size_t(world_->size()));
+  world_->all_gather(&mine, sizeof mine, memory.data());
+  layout_ = plan_layout(config, options_.sizes, parse_split(options_.layer_split, "--layer-split"),
+                        parse_split(options_.expert_split, "--expert-split"), memory);
+  model::ModelShard shard = layout_.shard(rank());
+  shard.reduce = stage_sum_.get();
+  return shard;
+}
+
+std::unique_ptr<engine::Executor> Job::make_executor(model::Model& model) {
+  made_executor_ = true;
+  return make_sharded_executor(model, *world_, layout_);
+}
+
+void Job::run_worker(model::Model& model) { run_shard_worker(model, *world_, layout_); }
+
+void Job::fail(const std::string& message) {
+  std::fprintf(stderr, "llmesh: error (rank %d): %s\n", rank(), message.c_str());
+  std::fflush(stderr);
+  world_->abort(1);
+  std::abort();  // abort() does not return; this tells the compiler
+}
+
+}  // namespace llmesh::dist
