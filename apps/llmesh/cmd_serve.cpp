@@ -1,10 +1,12 @@
 // `llmesh serve`: the OpenAI-compatible server. Listens first (so /health can
 // answer 503 while the model loads), then loads the model, starts the engine
 // and opens the model endpoints.
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "api/server.h"
@@ -97,6 +99,20 @@ void flush_kv_tier_writes(engine::Engine& engine) {
   engine.flush_tier_writes();
 }
 
+// Rank 0 of a job that lost a rank (its executor broke: the failed step's
+// requests already got errors): /health goes 503, the disk tier gets what is
+// queued for it, and the whole job ends (MPI_Abort; mpirun exits non-zero) for
+// a supervisor to restart.
+void end_lost_job(dist::Job& job, api::ApiServer& server, engine::Engine& engine) {
+  const std::optional<std::string> why = job.wait_until_lost();
+  if (!why) return;
+  server.set_failed("This server's multi-rank job lost a rank and is ending: " + *why);
+  log_error("the job lost a rank; ending it in 2 s: {}", *why);
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // the failed requests' responses go out
+  engine.flush_tier_writes();
+  job.world().abort(3);
+}
+
 void run_serve(ServeOptions o) {
   std::signal(SIGPIPE, SIG_IGN);  // a client that hangs up must not kill the server
   install_shutdown_signals();     // before any thread starts (MPI's too): they all inherit the blocked signals
@@ -168,6 +184,8 @@ void run_serve(ServeOptions o) {
     throw;
   }
   server.set_ready(model.get(), engine.get(), pool->num_threads());
+  std::thread lost_watch;
+  if (job) lost_watch = std::thread([&] { end_lost_job(*job, server, *engine); });
   std::printf("llmesh serve: ready at %s://%s:%d (model \"%s\"; %d HTTP workers%s)\n",
               o.server.tls_cert_file.empty() ? "http" : "https", o.server.host.c_str(), port,
               o.server.served_model_name.c_str(), o.server.num_http_threads,
@@ -181,6 +199,10 @@ void run_serve(ServeOptions o) {
   server.drain(o.drain_timeout_s);
   http.join();
   flush_kv_tier_writes(*engine);
+  if (job) {
+    job->stop_watching();
+    lost_watch.join();
+  }
   std::printf("llmesh serve: stopped\n");
 }
 

@@ -40,6 +40,10 @@ inline void add_parallel_options(CLI::App* cmd, dist::ParallelOptions* o) {
   cmd->add_option("--rank-memory-gib", o->rank_memory_gib,
                   "Usable memory this rank reports for placement (default: the machine's available RAM)")
       ->group(group);
+  cmd->add_option("--rank-timeout", o->rank_timeout_s,
+                  "Seconds rank 0 waits for another rank inside a step before it declares the job lost: requests "
+                  "fail, /health says 503 and the job exits non-zero (raise it for very long prefill chunks)")
+      ->group(group)->capture_default_str()->check(CLI::PositiveNumber);
 }
 
 // A worker rank's whole command (ranks > 0 of a job): load its shard with `load`
@@ -62,5 +66,6 @@ void add_serve_command(CLI::App& app);
 void add_sim_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_route_command(CLI::App& app);
+void add_supervise_command(CLI::App& app);
 
 }  // namespace llmesh::app

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   llmesh::app::add_sim_command(app);
   llmesh::app::add_bench_command(app);
   llmesh::app::add_route_command(app);
+  llmesh::app::add_supervise_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

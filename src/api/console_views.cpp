@@ -31,7 +31,10 @@ json nodes_view(const ServerContext& ctx) {
       {"url", nullptr},
       {"role", "serve"},
       {"kind", "llmesh"},
-      {"state", !ctx.ready.load() ? "loading" : ctx.draining.load() ? "draining" : "up"},
+      {"state", !ctx.ready.load()      ? "loading"
+                : ctx.failed.load()  ? "failed"
+                : ctx.draining.load() ? "draining"
+                                      : "up"},
       {"last_seen", console::unix_seconds_now()},
       {"started_at", ctx.started_at},
       {"device", "cpu"},

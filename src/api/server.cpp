@@ -190,6 +190,10 @@ struct ApiServer::Impl {
         send_error(res, 503, error_body("The model is still loading", "service_unavailable"));
         return;
       }
+      if (ctx.failed.load()) {  // a supervisor restarts the job
+        send_error(res, 503, {{"status", "failed"}, {"error", {{"message", ctx.failure}, {"type", "server_error"}}}});
+        return;
+      }
       if (ctx.draining.load()) {  // load balancers take the server out of rotation
         send_error(res, 503, {{"status", "draining"}});
         return;
@@ -290,6 +294,11 @@ struct ApiServer::Impl {
       res.set_header("Retry-After", "1");
       return httplib::Server::HandlerResponse::Handled;
     }
+    if (ctx.failed.load()) {
+      send_error(res, 503, error_body_for(req.path, 503, ctx.failure, "service_unavailable"));
+      res.set_header("Connection", "close");
+      return httplib::Server::HandlerResponse::Handled;
+    }
     if (ctx.draining.load()) {
       send_error(res, 503,
                  error_body_for(req.path, 503, "The server is shutting down; retry on another server or later",
@@ -367,6 +376,12 @@ void ApiServer::listen() { impl_->http.listen_after_bind(); }
 void ApiServer::stop() {
   impl_->history->stop();  // it samples the engine, which its owner destroys after this
   impl_->http.shut_down();
+}
+
+void ApiServer::set_failed(const std::string& reason) {
+  if (impl_->ctx.failed.load()) return;
+  impl_->ctx.failure = reason;
+  impl_->ctx.failed.store(true);
 }
 
 void ApiServer::drain(double timeout_s) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "api/server_options.h"
 #include "engine/engine.h"
@@ -33,6 +34,9 @@ class ApiServer {
   // once the last response is written. Blocks until then (call it from
   // another thread than listen()'s).
   void drain(double timeout_s);
+  // The engine cannot run any more (a rank of the job is gone): /health and new
+  // requests get 503 with `reason`, until the process ends. The first call wins.
+  void set_failed(const std::string& reason);
   // The model endpoints go live. Both must outlive the server.
   void set_ready(runtime::LoadedModel* model, engine::Engine* engine, int num_compute_threads = 0);
 

@@ -28,6 +28,10 @@ struct ServerContext {
   // past the drain timeout, running generations are cancelled.
   std::atomic<bool> draining{false};
   std::atomic<bool> cancel_generations{false};
+  // The engine can no longer run (a multi-rank job lost a rank): /health and
+  // new requests get 503 with `failure` (written once, before `failed`).
+  std::atomic<bool> failed{false};
+  std::string failure;
   ServerMetrics metrics;
   SessionTable sessions;  // GET /v1/sessions
   // The console (console_views.h): finished requests, the model library, and what the node view shows.

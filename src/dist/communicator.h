@@ -5,8 +5,10 @@
 // Every call is collective over the ranks of this communicator unless it names
 // a peer (send / recv). Calls that may wait a long time for a peer — a command
 // from rank 0, the previous pipeline stage's hidden states — wait without
-// spinning a core (wait_politely in mpi_communicator.cpp); the reductions inside a step are short
-// and wait the engine's usual way. Counts are in bytes unless a float count is named.
+// spinning a core (wait_politely in mpi_communicator.cpp); the reductions
+// inside a step are short and spin a little longer first. Every wait gives up
+// after timeout() with PeerTimeout, so a dead or stopped rank cannot hang the
+// job. Counts are in bytes unless a float count is named.
 #pragma once
 
 #include <cstddef>
@@ -14,7 +16,17 @@
 #include <memory>
 #include <vector>
 
+#include "core/error.h"
+
 namespace llmesh::dist {
+
+// A call waited longer than the communicator's timeout for another rank: that
+// rank is dead, stopped or on a broken link. The call's buffers are no longer
+// in step with the other ranks; the job must end.
+class PeerTimeout : public Error {
+ public:
+  using Error::Error;
+};
 
 // What this rank moved, for `llmesh bench` and the startup log.
 struct CommCounters {
@@ -46,9 +58,15 @@ class Communicator {
   [[noreturn]] virtual void abort(int code) = 0;
 
   const CommCounters& counters() const { return counters_; }
+  // How long one call waits for the other ranks before it throws PeerTimeout;
+  // 0 waits forever (a worker waiting for rank 0's next command). A split
+  // communicator starts with its parent's.
+  void set_timeout(double seconds) { timeout_s_ = seconds; }
+  double timeout() const { return timeout_s_; }
 
  protected:
   CommCounters counters_;
+  double timeout_s_ = 0;
 };
 
 }  // namespace llmesh::dist

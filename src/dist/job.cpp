@@ -34,6 +34,8 @@ std::unique_ptr<Job> Job::start(const ParallelOptions& options) {
     if (have == 1) llmesh::fail("{}", message);  // alone: an ordinary error, nobody waits
     job->fail(message);
   }
+  // Rank 0 gives up first and serves the errors; the split stage communicator inherits the timeout.
+  job->world_->set_timeout(options.rank_timeout_s * (job->serves() ? 1 : 2));
   const int width = options.sizes.width();
   job->stage_ = job->world_->split(job->rank() / width, job->rank() % width);
   job->stage_sum_ = std::make_unique<StageSum>(*job->stage_);
@@ -60,10 +62,26 @@ model::ModelShard Job::plan(const model::ModelConfig& config) {
 
 std::unique_ptr<engine::Executor> Job::make_executor(model::Model& model) {
   made_executor_ = true;
-  return make_sharded_executor(model, *world_, layout_);
+  return make_sharded_executor(model, *world_, layout_, [this](const std::string& why) {
+    std::lock_guard lock(watch_mu_);
+    if (!lost_) lost_ = why;
+    watch_cv_.notify_all();
+  });
 }
 
 void Job::run_worker(model::Model& model) { run_shard_worker(model, *world_, layout_); }
+
+std::optional<std::string> Job::wait_until_lost() {
+  std::unique_lock lock(watch_mu_);
+  watch_cv_.wait(lock, [&] { return lost_ || !watching_; });
+  return lost_;
+}
+
+void Job::stop_watching() {
+  std::lock_guard lock(watch_mu_);
+  watching_ = false;
+  watch_cv_.notify_all();
+}
 
 void Job::fail(const std::string& message) {
   std::fprintf(stderr, "llmesh: error (rank %d): %s\n", rank(), message.c_str());

@@ -9,7 +9,10 @@
 //   engine over job->make_executor(model)                     // rank 0
 #pragma once
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 
 #include "dist/communicator.h"
@@ -26,6 +29,10 @@ struct ParallelOptions {
   std::string layer_split;   // --layer-split 10,9,9
   std::string expert_split;  // --expert-split 108,92,92,92
   double rank_memory_gib = 0;  // --rank-memory-gib: cap what this rank reports as usable (0: MemAvailable)
+  // --rank-timeout: how long rank 0 waits for the others inside a command
+  // before it declares the job lost (workers wait twice as long, so rank 0,
+  // which serves the errors, notices first).
+  double rank_timeout_s = 120;
 };
 
 class Job {
@@ -46,6 +53,12 @@ class Job {
 
   std::unique_ptr<engine::Executor> make_executor(model::Model& model);  // rank 0
   void run_worker(model::Model& model);                                  // other ranks
+
+  // Rank 0: blocks until the executor breaks (a rank died or stopped
+  // answering; returns why) or stop_watching() is called (returns nothing).
+  // Whoever watches ends the job (world().abort) once the errors are out.
+  std::optional<std::string> wait_until_lost();
+  void stop_watching();
   // Logs `message` and ends every rank: for an error before the ranks are in step.
   [[noreturn]] void fail(const std::string& message);
 
@@ -59,6 +72,10 @@ class Job {
   std::unique_ptr<Communicator> world_, stage_;
   std::unique_ptr<StageSum> stage_sum_;
   ParallelLayout layout_;
+  std::mutex watch_mu_;
+  std::condition_variable watch_cv_;
+  std::optional<std::string> lost_;
+  bool watching_ = true;
 };
 
 }  // namespace llmesh::dist

@@ -28,22 +28,10 @@ int checked_count(size_t bytes) {
   return int(bytes);
 }
 
-// Waits for a request without holding a core: MPI's blocking calls poll in a
-// loop, which on a shared machine takes a core from the ranks doing the work
-// (and keeps an idle server's workers at 100%). Polls for 50 µs, then sleeps
-// between polls, doubling up to 1 ms.
-void wait_politely(MPI_Request& request, const char* call) {
-  const Clock::time_point start = Clock::now();
-  std::chrono::microseconds nap{0};
-  while (true) {
-    int done = 0;
-    check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), call);
-    if (done) return;
-    if (Clock::now() - start < std::chrono::microseconds(50)) continue;
-    nap = std::min(std::chrono::microseconds(1000), std::max(std::chrono::microseconds(10), nap * 2));
-    std::this_thread::sleep_for(nap);
-  }
-}
+// How long a wait polls before it starts to sleep between polls: commands and
+// pipeline hand-offs may wait for a whole stage's compute, so they soon nap;
+// the reductions inside a step usually finish within this.
+constexpr std::chrono::microseconds kSpinCommand{50}, kSpinInStep{10000};
 
 class MpiCommunicator : public Communicator {
  public:
@@ -51,6 +39,7 @@ class MpiCommunicator : public Communicator {
     check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
     check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
     check_mpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
+    check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank_), "MPI_Comm_rank");
   }
   ~MpiCommunicator() override {
     if (owned_) MPI_Comm_free(&comm_);
@@ -63,19 +52,25 @@ class MpiCommunicator : public Communicator {
     Timed t(*this, rank_ == root ? bytes : 0);
     MPI_Request request;
     check_mpi(MPI_Ibcast(data, checked_count(bytes), MPI_BYTE, root, comm_, &request), "MPI_Ibcast");
-    wait_politely(request, "MPI_Ibcast");
+    wait(request, "a broadcast", kSpinCommand);
   }
 
   void all_reduce_sum(float* data, int64_t count) override {
     Timed t(*this, size_t(count) * sizeof(float));
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, data, checked_count(size_t(count)), MPI_FLOAT, MPI_SUM, comm_),
-              "MPI_Allreduce");
+    MPI_Request request;
+    check_mpi(MPI_Iallreduce(MPI_IN_PLACE, data, checked_count(size_t(count)),
+                             MPI_FLOAT, MPI_SUM, comm_, &request),
+              "MPI_Iallreduce");
+    wait(request, "an all-reduce", kSpinInStep);
   }
 
   void all_gather(const void* mine, size_t bytes, void* all) override {
     Timed t(*this, bytes);
-    check_mpi(MPI_Allgather(mine, checked_count(bytes), MPI_BYTE, all, checked_count(bytes), MPI_BYTE, comm_),
-              "MPI_Allgather");
+    MPI_Request request;
+    check_mpi(MPI_Iallgather(mine, checked_count(bytes), MPI_BYTE, all, checked_count(bytes), MPI_BYTE, comm_,
+                             &request),
+              "MPI_Iallgather");
+    wait(request, "an all-gather", kSpinInStep);
   }
 
   void gather(const void* mine, const std::vector<size_t>& counts, void* all, int root) override {
@@ -86,7 +81,7 @@ class MpiCommunicator : public Communicator {
     check_mpi(MPI_Igatherv(mine, sizes[size_t(rank_)], MPI_BYTE, all, sizes.data(), offsets.data(), MPI_BYTE, root,
                            comm_, &request),
               "MPI_Igatherv");
-    wait_politely(request, "MPI_Igatherv");
+    wait(request, "a gather", kSpinCommand);
   }
 
   void scatter(const void* all, const std::vector<size_t>& counts, void* mine, int root) override {
@@ -99,25 +94,29 @@ class MpiCommunicator : public Communicator {
     check_mpi(MPI_Iscatterv(all, sizes.data(), offsets.data(), MPI_BYTE, mine, sizes[size_t(rank_)], MPI_BYTE, root,
                             comm_, &request),
               "MPI_Iscatterv");
-    wait_politely(request, "MPI_Iscatterv");
+    wait(request, "a scatter", kSpinCommand);
   }
 
   void send(const void* data, size_t bytes, int dest) override {
     Timed t(*this, bytes);
-    check_mpi(MPI_Send(data, checked_count(bytes), MPI_BYTE, dest, kTag, comm_), "MPI_Send");
+    MPI_Request request;
+    check_mpi(MPI_Isend(data, checked_count(bytes), MPI_BYTE, dest, kTag, comm_, &request), "MPI_Isend");
+    wait(request, fmt::format("a send to rank {}", dest).c_str(), kSpinInStep);
   }
 
   void recv(void* data, size_t bytes, int source) override {
     Timed t(*this, 0);
     MPI_Request request;
     check_mpi(MPI_Irecv(data, checked_count(bytes), MPI_BYTE, source, kTag, comm_, &request), "MPI_Irecv");
-    wait_politely(request, "MPI_Irecv");
+    wait(request, fmt::format("a receive from rank {}", source).c_str(), kSpinCommand);
   }
 
   std::unique_ptr<Communicator> split(int color, int key) override {
     MPI_Comm sub;
     check_mpi(MPI_Comm_split(comm_, color, key, &sub), "MPI_Comm_split");
-    return std::make_unique<MpiCommunicator>(sub, /*owned=*/true);
+    auto child = std::make_unique<MpiCommunicator>(sub, /*owned=*/true);
+    child->set_timeout(timeout_s_);
+    return child;
   }
 
   [[noreturn]] void abort(int code) override {
@@ -127,6 +126,31 @@ class MpiCommunicator : public Communicator {
 
  private:
   static constexpr int kTag = 7;
+
+  // Waits for a request without holding a core: MPI's blocking calls poll in a
+  // loop, which on a shared machine takes a core from the ranks doing the work
+  // (and keeps an idle server's workers at 100%). Polls for `spin`, then sleeps
+  // between polls, doubling up to 1 ms; gives up after timeout_s_ (when set).
+  // A request left behind by a timeout is never completed: the job ends.
+  void wait(MPI_Request& request, const char* what, std::chrono::microseconds spin) const {
+    const Clock::time_point start = Clock::now();
+    const double limit = timeout_s_;
+    std::chrono::microseconds nap{0};
+    for (uint64_t polls = 0;; ++polls) {
+      int done = 0;
+      check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what);
+      if (done) return;
+      if ((polls & 255) != 0 && nap.count() == 0) continue;  // spinning: read the clock now and then
+      const auto waited = Clock::now() - start;
+      if (limit > 0 && waited > std::chrono::duration<double>(limit))
+        throw PeerTimeout(fmt::format("rank {}: {} had no answer from the other ranks in {:g} s: a rank is dead, "
+                                      "stopped or cut off (the limit is --rank-timeout)",
+                                      world_rank_, what, limit));
+      if (waited < spin) continue;
+      nap = std::min(std::chrono::microseconds(1000), std::max(std::chrono::microseconds(10), nap * 2));
+      std::this_thread::sleep_for(nap);
+    }
+  }
 
   // Adds one call's bytes and wall time to the counters.
   struct Timed {
@@ -151,6 +175,7 @@ class MpiCommunicator : public Communicator {
   MPI_Comm comm_;
   bool owned_;
   int rank_ = 0, size_ = 1;
+  int world_rank_ = 0;  // what messages name: the rank mpirun and the logs show
 };
 
 }  // namespace

@@ -42,6 +42,9 @@ class ShardRunner {
     block_counts_.clear();
     for (int r = 0; r < world_.size(); ++r)
       block_counts_.push_back(size_t(rank_kv_shape(full_kv_, layout_, r).bytes_per_block()));
+    const char ready = 1;
+    std::vector<char> all(size_t(world_.size()));
+    world_.all_gather(&ready, 1, all.data());
   }
 
   // Runs this rank's stage; on rank 0 returns the logits of the whole model.
@@ -109,10 +112,19 @@ void or_abort(Communicator& world, const char* what, Fn&& fn) {
 
 class ShardedExecutor : public engine::Executor {
  public:
-  ShardedExecutor(model::Model& model, Communicator& world, const ParallelLayout& layout)
-      : runner_(model, world, layout), model_(model), world_(world) {}
+  ShardedExecutor(model::Model& model, Communicator& world, const ParallelLayout& layout,
+                  std::function<void(const std::string&)> on_lost)
+      : runner_(model, world, layout), model_(model), world_(world), on_lost_(std::move(on_lost)) {}
 
-  ~ShardedExecutor() override { stop_shard_workers(world_); }
+  // A broken job cannot be stopped politely: the workers are not in step.
+  ~ShardedExecutor() override {
+    if (lost_.empty()) {
+      stop_shard_workers(world_);
+    } else {
+      log_error("ending the job: {}", lost_);
+      world_.abort(3);
+    }
+  }
 
   const model::ModelConfig& config() const override { return model_.config(); }
 
@@ -120,8 +132,10 @@ class ShardedExecutor : public engine::Executor {
     ReservePayload p{kv.num_layers, kv.num_kv_heads, kv.head_dim,       kv.block_size,
                      kv.num_blocks, int64_t(kv.dtype), max_step.max_tokens, max_step.max_logits};
     check(kernels::is_kv_dtype(kv.dtype), "{} is not a KV cache dtype (f32, f16, bf16, q8_0)", dtype_name(kv.dtype));
-    send(Header{Op::Reserve, 0, sizeof p}, &p);
-    or_abort(world_, "reserving the KV cache", [&] { runner_.reserve(p); });
+    const double timeout = world_.timeout();
+    world_.set_timeout(0);  // see Op::Reserve
+    command("reserving the KV cache", Header{Op::Reserve, 0, sizeof p}, &p, [&] { runner_.reserve(p); });
+    world_.set_timeout(timeout);
   }
 
   engine::StepOutput& execute(const model::StepInput& step) override {
@@ -130,9 +144,8 @@ class ShardedExecutor : public engine::Executor {
     for (int32_t id : step.token_ids)
       check(id >= 0 && id < vocab, "token id {} is outside the vocabulary (size {})", id, vocab);
     const std::string bytes = model::serialize(step);
-    send(Header{Op::Step, 0, bytes.size()}, bytes.data());
     output_.vocab_size = vocab;
-    or_abort(world_, "a step", [&] { runner_.step(step, output_.logits); });
+    command("a step", Header{Op::Step, 0, bytes.size()}, bytes.data(), [&] { runner_.step(step, output_.logits); });
     return output_;
   }
 
@@ -141,26 +154,40 @@ class ShardedExecutor : public engine::Executor {
   void read_block(int32_t block_id, std::span<std::byte> out) const override {
     check(int64_t(out.size()) == bytes_per_block(), "read_block: {} bytes for a block of {}", out.size(),
           bytes_per_block());
-    send(Header{Op::ReadBlock, 0, 0, block_id}, nullptr);
-    or_abort(world_, "reading a KV block", [&] { runner_.read_block(block_id, out.data()); });
+    command("reading a KV block", Header{Op::ReadBlock, 0, 0, block_id}, nullptr,
+            [&] { runner_.read_block(block_id, out.data()); });
   }
 
   void write_block(int32_t block_id, std::span<const std::byte> in) override {
     check(int64_t(in.size()) == bytes_per_block(), "write_block: {} bytes for a block of {}", in.size(),
           bytes_per_block());
-    send(Header{Op::WriteBlock, 0, 0, block_id}, nullptr);
-    or_abort(world_, "writing a KV block", [&] { runner_.write_block(block_id, in.data()); });
+    command("writing a KV block", Header{Op::WriteBlock, 0, 0, block_id}, nullptr,
+            [&] { runner_.write_block(block_id, in.data()); });
   }
 
  private:
-  void send(Header header, const void* payload) const {
-    world_.broadcast(&header, sizeof header, 0);
-    if (header.payload_bytes > 0) world_.broadcast(const_cast<void*>(payload), header.payload_bytes, 0);
+  // Sends a command to the workers and runs rank 0's part of it. Any failure
+  // leaves the ranks out of step, so it breaks the executor for good.
+  template <typename Fn>
+  void command(const char* what, Header header, const void* payload, Fn&& fn) const {
+    check(lost_.empty(), "the multi-rank job is broken ({}); it is ending", lost_);
+    try {
+      world_.broadcast(&header, sizeof header, 0);
+      if (header.payload_bytes > 0) world_.broadcast(const_cast<void*>(payload), header.payload_bytes, 0);
+      fn();
+    } catch (const std::exception& e) {
+      lost_ = fmt::format("{} failed on rank 0: {}", what, e.what());
+      log_error("{}", lost_);
+      if (on_lost_) on_lost_(lost_);
+      throw Error(lost_);
+    }
   }
 
   mutable ShardRunner runner_;  // read_block is const for the engine; the gather is not
   model::Model& model_;
   Communicator& world_;
+  std::function<void(const std::string&)> on_lost_;
+  mutable std::string lost_;  // why the job broke; empty while it works
   engine::StepOutput output_;
 };
 
@@ -183,27 +210,33 @@ kv::KvCacheShape rank_kv_shape(const kv::KvCacheShape& full, const ParallelLayou
 }
 
 std::unique_ptr<engine::Executor> make_sharded_executor(model::Model& model, Communicator& world,
-                                                        const ParallelLayout& layout) {
+                                                        const ParallelLayout& layout,
+                                                        std::function<void(const std::string&)> on_lost) {
   check(world.rank() == 0, "the sharded executor runs on rank 0");
-  return std::make_unique<ShardedExecutor>(model, world, layout);
+  return std::make_unique<ShardedExecutor>(model, world, layout, std::move(on_lost));
 }
 
 void run_shard_worker(model::Model& model, Communicator& world, const ParallelLayout& layout) {
   ShardRunner runner(model, world, layout);
   std::string payload;
   std::vector<float> logits;
-  std::vector<std::byte> block;
+  const double in_command = world.timeout();
   while (true) {
     Header header;
+    world.set_timeout(0);
     world.broadcast(&header, sizeof header, 0);
+    world.set_timeout(in_command);
     payload.resize(header.payload_bytes);
-    if (header.payload_bytes > 0) world.broadcast(payload.data(), payload.size(), 0);
+    if (header.payload_bytes > 0)
+      or_abort(world, "receiving a command", [&] { world.broadcast(payload.data(), payload.size(), 0); });
     switch (header.op) {
       case Op::Reserve: {
         ReservePayload p;
         check(payload.size() == sizeof p, "reserve: {} payload bytes", payload.size());
         std::memcpy(&p, payload.data(), sizeof p);
+        world.set_timeout(0);
         or_abort(world, "reserving the KV cache", [&] { runner.reserve(p); });
+        world.set_timeout(in_command);
         break;
       }
       case Op::Step:

@@ -15,27 +15,6 @@ POOL=(--kv-cache-tokens 1536)
 LAYOUT=(--tp 2 --pp 2)
 field() { python3 -c "import json,sys; print(json.loads(sys.argv[1])$2)" "$1"; }
 cache_view() { curl -s "$1/v1/cache" > "$E2E_TMP/body"; json_get "$2"; }
-# The pid of rank 0 (the serving process) or of a worker rank of the job whose mpirun is $2.
-rank_pid() {  # rank_pid 0|worker MPIRUN_PID
-  local p
-  for p in $(pgrep -P "$2"); do
-    local rank
-    rank=$(tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | sed -n 's/^OMPI_COMM_WORLD_RANK=//p')
-    [ -n "$rank" ] || continue
-    if { [ "$1" = 0 ] && [ "$rank" = 0 ]; } || { [ "$1" = worker ] && [ "$rank" != 0 ]; }; then
-      echo "$p"
-      return
-    fi
-  done
-}
-# Waits up to $2 s for process $1 to end; its exit status in $exit_status.
-wait_exit() {
-  local i
-  for i in $(seq 1 $(($2 * 10))); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
-  kill -0 "$1" 2>/dev/null && fail "process $1 still running after $2 s"
-  exit_status=0
-  wait "$1" 2>/dev/null || exit_status=$?
-}
 concurrent() {  # 8 requests at once; prints their texts in order
   python3 - "$1" <<'PY'
 import json, sys, threading, urllib.request
