@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/llmesh/commands.h"
+#include "core/error.h"
+#include "dist/parallel_plan.h"
 #include "kernels/ops.h"
 #include "kv/kv_pool.h"
 #include "runtime/model_file_set.h"
@@ -17,6 +19,21 @@ namespace {
 struct InspectOptions {
   std::string model_path;
   bool json = false;
+  bool plan = false;
+  dist::ParallelOptions parallel;
+  std::string rank_memory_gib;  // "96,84,84,84"
+};
+
+// The links a cluster is built from, for the per-token estimate: usable
+// bandwidth and per-message latency (typical published figures, not measured here).
+struct Link {
+  const char* name;
+  double bytes_per_s, latency_s;
+};
+constexpr Link kLinks[] = {
+    {"10 GbE (TCP)", 1.1e9, 30e-6},       {"25 GbE (RDMA)", 2.9e9, 3e-6},
+    {"Thunderbolt 5 (TCP)", 5e9, 20e-6}, {"PCIe 4 x16 (GPU peer)", 25e9, 5e-6},
+    {"NVLink 4 (H100)", 400e9, 3e-6},
 };
 
 std::string human_bytes(double b) {
@@ -29,6 +46,79 @@ std::string human_count(double n) {
   if (n >= 1e9) return fmt::format("{:.2f}B", n / 1e9);
   if (n >= 1e6) return fmt::format("{:.1f}M", n / 1e6);
   return fmt::format("{:.1f}K", n / 1e3);
+}
+
+std::vector<double> rank_memory(const InspectOptions& o, int world) {
+  if (o.rank_memory_gib.empty()) return std::vector<double>(size_t(world), 1.0);  // equal ranks
+  std::vector<double> out;
+  size_t begin = 0;
+  while (begin <= o.rank_memory_gib.size()) {
+    const size_t end = std::min(o.rank_memory_gib.find(',', begin), o.rank_memory_gib.size());
+    const std::string part = o.rank_memory_gib.substr(begin, end - begin);
+    char* stop = nullptr;
+    const double gib = std::strtod(part.c_str(), &stop);
+    check(!part.empty() && *stop == '\0' && gib > 0, "--rank-memory-gib: '{}' is not a positive number of GiB", part);
+    out.push_back(gib * double(1ull << 30));
+    begin = end + 1;
+  }
+  check(int(out.size()) == world, "--rank-memory-gib names {} ranks; the layout has {}", out.size(), world);
+  return out;
+}
+
+// --plan: the layout, each rank's weights, and the bytes and link time per token.
+void print_plan(const InspectOptions& o, const model::ModelFiles& files, nlohmann::json& out) {
+  const model::ModelConfig& c = files.config;
+  const dist::ParallelSizes& sizes = o.parallel.sizes;
+  const std::vector<double> memory = rank_memory(o, sizes.world());
+  const dist::ParallelLayout layout =
+      dist::plan_layout(c, sizes, dist::parse_split(o.parallel.layer_split, "--layer-split"),
+                        dist::parse_split(o.parallel.expert_split, "--expert-split"), memory);
+  const std::vector<int64_t> weights = dist::rank_weight_bytes(files.weights, c, layout);
+  const dist::CommPlan comm = dist::plan_comm(c, layout);
+  nlohmann::json ranks = nlohmann::json::array(), links = nlohmann::json::array();
+  for (int r = 0; r < sizes.world(); ++r) {
+    nlohmann::json rank = {{"rank", r}, {"weight_bytes", weights[size_t(r)]}};
+    if (!o.rank_memory_gib.empty()) rank["memory_bytes"] = memory[size_t(r)];
+    ranks.push_back(rank);
+  }
+  for (const Link& l : kLinks)
+    links.push_back({{"link", l.name}, {"decode_comm_seconds_per_token", comm.decode_seconds(l.bytes_per_s, l.latency_s)}});
+  out["plan"] = {{"layout", sizes.to_string()},
+                 {"ranks", ranks},
+                 {"stage_layers", layout.stage_layers},
+                 {"lane_experts", layout.lane_experts},
+                 {"all_reduces_per_step_rank0", comm.reductions_per_stage},
+                 {"all_reduces_per_step", comm.reductions_in_model},
+                 {"all_reduce_bytes_per_token", comm.reduce_bytes},
+                 {"handoff_bytes_per_token", comm.handoff_bytes},
+                 {"stage_boundaries", comm.num_boundaries},
+                 {"logits_bytes_per_sampled_token", comm.logits_bytes},
+                 {"rank0_sent_bytes_per_token", comm.rank0_sent_per_token()},
+                 {"links", links}};
+  if (o.json) return;
+  fmt::print("\nplan          {} on {} ranks\n{}", sizes.to_string(), sizes.world(), layout.describe(c));
+  for (int r = 0; r < sizes.world(); ++r) {
+    fmt::print("  rank {}: weights {}", r, human_bytes(double(weights[size_t(r)])));
+    if (!o.rank_memory_gib.empty()) {
+      const double left = memory[size_t(r)] - double(weights[size_t(r)]);
+      fmt::print(" of {}: {}", human_bytes(memory[size_t(r)]),
+                 left > 0 ? human_bytes(left) + " left for the KV cache" : "DOES NOT FIT");
+    }
+    fmt::print("\n");
+  }
+  fmt::print("per token     ");
+  if (comm.reductions_per_stage > 0)
+    fmt::print("{} all-reduces of {} over {} ranks ({} on rank 0's stage: {}); ", comm.reductions_in_model,
+               human_bytes(double(c.hidden_size) * 4), comm.width, comm.reductions_per_stage,
+               human_bytes(double(comm.reduce_bytes)));
+  if (comm.num_boundaries > 0)
+    fmt::print("{} per stage boundary x {}; ", human_bytes(double(comm.handoff_bytes)), comm.num_boundaries);
+  if (comm.logits_bytes > 0) fmt::print("{} of logits per sampled token to rank 0", human_bytes(double(comm.logits_bytes)));
+  if (comm.reductions_per_stage == 0 && comm.num_boundaries == 0) fmt::print("nothing (one rank)");
+  fmt::print("\ndecode comm   per token and sequence (latency + bytes / bandwidth; typical link figures):\n");
+  for (const Link& l : kLinks)
+    fmt::print("  {:<24} {:>8.3f} ms  ({:g} GB/s, {:g} us)\n", l.name, 1e3 * comm.decode_seconds(l.bytes_per_s, l.latency_s),
+               l.bytes_per_s / 1e9, l.latency_s * 1e6);
 }
 
 void inspect(const InspectOptions& o) {
@@ -83,6 +173,7 @@ void inspect(const InspectOptions& o) {
     out["num_experts_per_token"] = c.num_experts_per_token;
     out["moe_intermediate_size"] = c.moe_intermediate_size;
   }
+  if (o.plan && o.json) print_plan(o, files, out);
   if (o.json) {
     std::printf("%s\n", out.dump(2).c_str());
     return;
@@ -107,6 +198,7 @@ void inspect(const InspectOptions& o) {
              std::string_view(kernels::backend_name()) == "ref"
                  ? " (the scalar reference: no AVX2 on this CPU, or LLMESH_KERNELS=ref)"
                  : "");
+  if (o.plan) print_plan(o, files, out);
 }
 
 }  // namespace
@@ -116,6 +208,13 @@ void add_inspect_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("inspect", "Show a model's architecture, parameters, dtypes and memory needs.");
   cmd->add_option("-m,--model", o->model_path, "GGUF file or Hugging Face model directory")->required();
   cmd->add_flag("--json", o->json, "Print one JSON object");
+  cmd->add_flag("--plan", o->plan,
+                "Also show a multi-rank layout (--tp/--pp/--ep, splits): each rank's layers, experts and weights, "
+                "and the bytes and link time per token; reads no weights");
+  add_layout_options(cmd, &o->parallel);
+  cmd->add_option("--rank-memory-gib", o->rank_memory_gib,
+                  "With --plan: each rank's usable memory, like 96,84,84,84 (placement follows it; default: equal)")
+      ->group("Several ranks (start with: mpirun -np N llmesh ...; see docs/parallel.md)");
   cmd->callback([o] { inspect(*o); });
 }
 

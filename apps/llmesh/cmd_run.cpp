@@ -234,6 +234,16 @@ std::vector<int32_t> checked_ids(const std::string& text, const model::ModelConf
   return ids;
 }
 
+// Rank 0's communication (compare with `llmesh inspect --plan`).
+nlohmann::json comm_json(const dist::CommCounters& c) {
+  return {{"rank0_bytes_sent", c.bytes_sent}, {"rank0_calls", c.num_calls}, {"rank0_seconds", c.seconds}};
+}
+
+void print_comm(const dist::CommCounters& c) {
+  std::fprintf(stderr, "[comm: rank 0 sent %.2f MiB in %llu calls, %.3f s inside them]\n",
+               double(c.bytes_sent) / double(1 << 20), (unsigned long long)c.num_calls, c.seconds);
+}
+
 void run(const RunOptions& o) {
   const int sources = int(!o.prompt.empty()) + int(!o.prompt_ids.empty());
   check(sources <= 1, "give either --prompt or --prompt-ids, not both");
@@ -289,9 +299,11 @@ void run(const RunOptions& o) {
     if (o.json) {
       nlohmann::json out = g.to_json();
       out["engine"] = engine_json(runner.stats());
+      if (job) out["comm"] = comm_json(job->counters());
       std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     } else {
       print_stats(g);
+      if (job) print_comm(job->counters());
     }
     return;
   }
@@ -299,6 +311,7 @@ void run(const RunOptions& o) {
   if (!o.dump_logits.empty()) write_logits(o.dump_logits, results);
   if (o.json) {
     nlohmann::json out = {{"results", nlohmann::json::array()}, {"engine", engine_json(runner.stats())}};
+    if (job) out["comm"] = comm_json(job->counters());
     for (const auto& g : results) out["results"].push_back(g.to_json());
     std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return;
@@ -307,6 +320,7 @@ void run(const RunOptions& o) {
     std::printf("[%zu] %s\n", i, results[i].text.c_str());
     print_stats(results[i]);
   }
+  if (job) print_comm(job->counters());
 }
 
 }  // namespace

@@ -22,8 +22,8 @@ inline void add_kv_cache_dtype_option(CLI::App* cmd, DType* dtype) {
       ->default_str(std::string(dtype_name(kv::kDefaultKvDtype)));
 }
 
-// --tp / --pp / --ep and the placement flags (run and serve), in their own help group.
-inline void add_parallel_options(CLI::App* cmd, dist::ParallelOptions* o) {
+// --tp / --pp / --ep and the explicit splits (run, serve and inspect --plan), in their own help group.
+inline const char* add_layout_options(CLI::App* cmd, dist::ParallelOptions* o) {
   const char* group = "Several ranks (start with: mpirun -np N llmesh ...; see docs/parallel.md)";
   cmd->add_option("--tp", o->sizes.tp, "Tensor parallel: attention heads and FFN columns split over N ranks per stage")
       ->group(group)->check(CLI::Range(1, 4096));
@@ -37,6 +37,12 @@ inline void add_parallel_options(CLI::App* cmd, dist::ParallelOptions* o) {
   cmd->add_option("--expert-split", o->expert_split,
                   "Experts per expert-parallel rank, like 108,92,92,92 (default: in proportion to memory)")
       ->group(group);
+  return group;
+}
+
+// The layout flags and what a rank of a running job needs (run and serve).
+inline void add_parallel_options(CLI::App* cmd, dist::ParallelOptions* o) {
+  const char* group = add_layout_options(cmd, o);
   cmd->add_option("--rank-memory-gib", o->rank_memory_gib,
                   "Usable memory this rank reports for placement (default: the machine's available RAM)")
       ->group(group);

@@ -69,6 +69,15 @@ std::unique_ptr<engine::Executor> Job::make_executor(model::Model& model) {
   });
 }
 
+CommCounters Job::counters() const {
+  CommCounters sum = world_->counters();
+  const CommCounters& stage = stage_->counters();
+  sum.bytes_sent += stage.bytes_sent;
+  sum.num_calls += stage.num_calls;
+  sum.seconds += stage.seconds;
+  return sum;
+}
+
 void Job::run_worker(model::Model& model) { run_shard_worker(model, *world_, layout_); }
 
 std::optional<std::string> Job::wait_until_lost() {

@@ -49,6 +49,8 @@ class Job {
   model::ModelShard plan(const model::ModelConfig& config);
   const ParallelLayout& layout() const { return layout_; }
   Communicator& world() { return *world_; }
+  // What this rank moved so far, over the world and its stage.
+  CommCounters counters() const;
   const Communicator& stage() const { return *stage_; }
 
   std::unique_ptr<engine::Executor> make_executor(model::Model& model);  // rank 0

@@ -81,6 +81,30 @@ def fails(ranks, flags, needle, model=dense):
           + ("" if needle in text else f" (got: {text[-400:]!r})"))
 
 
+
+
+def comm_per_decode_token(model, ranks, flags, n=9):
+    """Bytes rank 0 sent per decoded token: (a run of n tokens - a run of 1) / (n - 1)."""
+    def sent(max_tokens):
+        args = [llmesh, "run", "--model", model, "--prompt-ids", PROMPTS[3], "--max-tokens", str(max_tokens),
+                "--ignore-eos", "--temperature", "0", "--threads", "1", "--json", *flags]
+        r = subprocess.run(MPIRUN + ["-np", str(ranks)] + args, capture_output=True, text=True, check=True)
+        return json.loads(r.stdout)["comm"]["rank0_bytes_sent"]
+    return (sent(n) - sent(1)) / (n - 1)
+
+
+def planned(model, flags):
+    r = subprocess.run([llmesh, "inspect", "--model", model, "--plan", "--json", *flags], capture_output=True,
+                       text=True, check=True)
+    return json.loads(r.stdout)["plan"]["rank0_sent_bytes_per_token"]
+
+
+# What `inspect --plan` predicts is what rank 0 sends (plus the step's own broadcast, < 256 B).
+for model, flags in [(dense, ["--tp", "2"]), (dense, ["--pp", "2"]), (moe, ["--ep", "2"])]:
+    got, want = comm_per_decode_token(model, 2, flags), planned(model, flags)
+    check(want <= got <= want + 256,
+          f"{os.path.basename(model)} {' '.join(flags)}: rank 0 sends {got:.0f} B per decode token, the plan says {want}")
+
 fails(1, ["--tp", "2"], "needs 2 ranks")
 fails(2, [], "has 2 ranks but no --tp")
 fails(2, ["--tp", "4"], "needs 4 ranks")

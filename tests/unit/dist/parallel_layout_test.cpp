@@ -1,5 +1,6 @@
 // The layout of a multi-rank job: which rank holds which layers, heads and experts.
 #include "dist/parallel_layout.h"
+#include "dist/parallel_plan.h"
 
 #include <gtest/gtest.h>
 
@@ -110,4 +111,35 @@ TEST(PlanLayout, TheKeyNamesTheLayout) {
 }
 
 }  // namespace
+}  // namespace llmesh::dist
+
+namespace llmesh::dist {
+
+TEST(PlanComm, CountsTheReductionsHandOffsAndLogitsTheExecutorSends) {
+  model::ModelConfig c;
+  c.hidden_size = 1024;
+  c.num_layers = 28;
+  c.num_heads = 16;
+  c.num_kv_heads = 8;
+  c.vocab_size = 1000;
+  const auto plan = [&](ParallelSizes sizes) {
+    return plan_comm(c, plan_layout(c, sizes, {}, {}, std::vector<double>(size_t(sizes.world()), 1.0)));
+  };
+  const CommPlan tp = plan({2, 1, 1});
+  EXPECT_EQ(tp.reductions_per_stage, 56);  // attention and FFN output of every layer
+  EXPECT_EQ(tp.reduce_bytes, 56 * 1024 * 4);
+  EXPECT_EQ(tp.logits_bytes, 0);  // rank 0 computes them
+  const CommPlan pp = plan({1, 2, 1});
+  EXPECT_EQ(pp.reductions_per_stage, 0);
+  EXPECT_EQ(pp.num_boundaries, 1);
+  EXPECT_EQ(pp.rank0_sent_per_token(), 1024 * 4);
+  EXPECT_EQ(pp.logits_bytes, 1000 * 4);
+  const CommPlan both = plan({2, 2, 1});
+  EXPECT_EQ(both.reductions_per_stage, 28);
+  EXPECT_EQ(both.reductions_in_model, 56);
+  // A faster link never costs more; one rank costs nothing.
+  EXPECT_LT(both.decode_seconds(100e9, 1e-6), both.decode_seconds(1e9, 1e-6));
+  EXPECT_EQ(plan({1, 1, 1}).decode_seconds(1e9, 1e-5), 0);
+}
+
 }  // namespace llmesh::dist
