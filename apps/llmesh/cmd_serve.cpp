@@ -16,6 +16,7 @@
 #include "core/host_memory.h"
 #include "core/log.h"
 #include "core/thread_pool.h"
+#include "dist/parallel_plan.h"
 #include "engine/engine.h"
 #include "runtime/loaded_model.h"
 #include "kernels/ops.h"
@@ -177,6 +178,11 @@ void run_serve(ServeOptions o) {
       std::printf("  %s on %d ranks (KV and weights above are the whole model's; each rank holds its part):\n%s",
                   job->layout().sizes.to_string().c_str(), job->world().size(),
                   job->layout().describe(config).c_str());
+      const std::vector<int64_t> weights = dist::rank_weight_bytes(model->files.weights, config, job->layout());
+      std::string table;
+      for (size_t r = 0; r < weights.size(); ++r)
+        table += fmt::format("{}{:.3f}", r ? " / " : "", gib(double(weights[r])));
+      std::printf("    weights per rank: %s GiB (llmesh inspect --plan shows them before a launch)\n", table.c_str());
     }
   } catch (const std::exception& e) {
     server.stop();
