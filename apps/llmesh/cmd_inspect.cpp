@@ -72,7 +72,8 @@ void print_plan(const InspectOptions& o, const model::ModelFiles& files, nlohman
   const std::vector<double> memory = rank_memory(o, sizes.world());
   const dist::ParallelLayout layout =
       dist::plan_layout(c, sizes, dist::parse_split(o.parallel.layer_split, "--layer-split"),
-                        dist::parse_split(o.parallel.expert_split, "--expert-split"), memory);
+                        dist::parse_split(o.parallel.expert_split, "--expert-split"), memory,
+                        dist::placement_costs(files.weights, c));
   const std::vector<int64_t> weights = dist::rank_weight_bytes(files.weights, c, layout);
   const dist::CommPlan comm = dist::plan_comm(c, layout);
   nlohmann::json ranks = nlohmann::json::array(), links = nlohmann::json::array();

@@ -5,7 +5,9 @@
 
 #include "core/error.h"
 #include "core/host_memory.h"
+#include "core/log.h"
 #include "dist/mpi_communicator.h"
+#include "dist/parallel_plan.h"
 #include "dist/sharded_executor.h"
 
 namespace llmesh::dist {
@@ -48,13 +50,24 @@ Job::~Job() {
   if (world_ && serves() && !made_executor_ && world_->size() > 1) stop_shard_workers(*world_);
 }
 
-model::ModelShard Job::plan(const model::ModelConfig& config) {
+model::ModelShard Job::plan(const model::ModelConfig& config, const model::WeightStore& weights) {
   double mine = double(available_memory_bytes());
   if (options_.rank_memory_gib > 0) mine = options_.rank_memory_gib * double(1ull << 30);
   std::vector<double> memory(size_t(world_->size()));
   world_->all_gather(&mine, sizeof mine, memory.data());
   layout_ = plan_layout(config, options_.sizes, parse_split(options_.layer_split, "--layer-split"),
-                        parse_split(options_.expert_split, "--expert-split"), memory);
+                        parse_split(options_.expert_split, "--expert-split"), memory,
+                        placement_costs(weights, config));
+  if (serves()) {
+    const std::vector<int64_t> held = rank_weight_bytes(weights, config, layout_);
+    for (size_t r = 0; r < held.size(); ++r) {
+      if (double(held[r]) <= memory[r]) continue;
+      log_warn("rank {} holds {:.2f} GiB of weights but reports {:.2f} GiB usable: it will page them from disk or "
+               "run out of memory; add ranks or move layers/experts with --layer-split / --expert-split "
+               "(llmesh inspect --plan shows the split)",
+               r, double(held[r]) / double(1ull << 30), memory[r] / double(1ull << 30));
+    }
+  }
   model::ModelShard shard = layout_.shard(rank());
   shard.reduce = stage_sum_.get();
   return shard;

@@ -3,7 +3,7 @@
 // and holds the communicators for the model's lifetime.
 //
 //   auto job = dist::Job::start(options);     // null: a plain single-process run
-//   model::ModelShard shard = job->plan(config);   // collective: ranks share their memory
+//   model::ModelShard shard = job->plan(config, weights);   // collective: ranks share their memory
 //   ... load the shard (runtime::LoadedModel::load takes the job) ...
 //   if (!job->serves()) { job->run_worker(model); return; }   // ranks > 0
 //   engine over job->make_executor(model)                     // rank 0
@@ -19,6 +19,7 @@
 #include "dist/parallel_layout.h"
 #include "engine/executor.h"
 #include "model/model.h"
+#include "model/weight_store.h"
 
 namespace llmesh::dist {
 
@@ -45,8 +46,10 @@ class Job {
   int rank() const { return world_->rank(); }
   bool serves() const { return rank() == 0; }  // rank 0 serves HTTP and runs the engine
   // Fixes the layout for `config` (every rank calls it: they exchange their usable
-  // memory) and returns this rank's shard, its reduce wired to the stage.
-  model::ModelShard plan(const model::ModelConfig& config);
+  // memory; `weights`, not yet read, gives the sizes placement weighs) and
+  // returns this rank's shard, its reduce wired to the stage. Rank 0 warns
+  // about a rank whose part is larger than its memory.
+  model::ModelShard plan(const model::ModelConfig& config, const model::WeightStore& weights);
   const ParallelLayout& layout() const { return layout_; }
   Communicator& world() { return *world_; }
   // What this rank moved so far, over the world and its stage.

@@ -97,7 +97,7 @@ std::vector<int64_t> split_by_weight(int64_t total, const std::vector<double>& w
 
 ParallelLayout plan_layout(const model::ModelConfig& config, const ParallelSizes& sizes,
                            const std::vector<int64_t>& layer_split, const std::vector<int64_t>& expert_split,
-                           const std::vector<double>& rank_memory) {
+                           const std::vector<double>& rank_memory, const PlacementCosts& costs) {
   check(sizes.tp >= 1 && sizes.pp >= 1 && sizes.ep >= 1, "--tp, --pp and --ep must be at least 1");
   check(sizes.tp == 1 || sizes.ep == 1 || sizes.tp == sizes.ep,
         "--tp {} with --ep {}: expert parallel runs on the tensor-parallel lanes, so give them equal or one of them 1",
@@ -123,11 +123,12 @@ ParallelLayout plan_layout(const model::ModelConfig& config, const ParallelSizes
     check(sum == config.num_layers, "--layer-split adds up to {} layers; the model has {}", sum, config.num_layers);
     layout.stage_layers = layer_split;
   } else {
-    std::vector<double> stage_memory;  // a stage holds as much as its smallest lane allows
+    std::vector<double> stage_memory;  // a stage holds as many layers as its fullest lane leaves room for
     for (int s = 0; s < sizes.pp; ++s) {
-      double m = rank_memory[size_t(s * width)];
+      double m = rank_memory[size_t(s * width)] - (s == sizes.pp - 1 ? double(costs.head_bytes) : 0);
       for (int l = 1; l < width; ++l) m = std::min(m, rank_memory[size_t(s * width + l)]);
-      stage_memory.push_back(m);
+      if (s == 0) m -= double(costs.embedding_bytes);
+      stage_memory.push_back(std::max(m, 1.0));  // one that cannot fit still gets a layer (inspect --plan says so)
     }
     layout.stage_layers = split_by_weight(config.num_layers, stage_memory);
   }
@@ -140,11 +141,19 @@ ParallelLayout plan_layout(const model::ModelConfig& config, const ParallelSizes
             config.num_experts);
       layout.lane_experts = expert_split;
     } else {
-      std::vector<double> lane_memory;  // a lane holds its experts in every stage
+      // A lane holds its experts in every stage: it gets them in proportion to
+      // the room its fullest rank has left after the rest of its weights.
+      std::vector<double> lane_memory;
       for (int l = 0; l < width; ++l) {
-        double m = rank_memory[size_t(l)];
-        for (int s = 1; s < sizes.pp; ++s) m = std::min(m, rank_memory[size_t(s * width + l)]);
-        lane_memory.push_back(m);
+        double m = 0;
+        for (int s = 0; s < sizes.pp; ++s) {
+          double fixed = double(layout.stage_layers[size_t(s)] * costs.dense_layer_bytes / sizes.tp);
+          if (s == 0) fixed += double(costs.embedding_bytes);
+          if (s == sizes.pp - 1 && l == 0) fixed += double(costs.head_bytes);
+          const double left = rank_memory[size_t(s * width + l)] - fixed;
+          m = s == 0 ? left : std::min(m, left);
+        }
+        lane_memory.push_back(std::max(m, 1.0));
       }
       layout.lane_experts = split_by_weight(config.num_experts, lane_memory);
     }

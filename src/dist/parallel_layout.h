@@ -58,12 +58,21 @@ std::vector<int64_t> parse_split(const std::string& text, const char* flag);
 // `total` in parts proportional to `weights` (each at least 1): largest remainder.
 std::vector<int64_t> split_by_weight(int64_t total, const std::vector<double>& weights);
 
+// The weights that do not shrink with the split, for placement: without them
+// a rank that also holds the embedding or the LM head would get as many layers
+// as one that does not, and run out of memory first.
+struct PlacementCosts {
+  int64_t embedding_bytes = 0;     // on every lane of the first stage
+  int64_t head_bytes = 0;          // on the logits lane of the last stage (the embedding again when tied)
+  int64_t dense_layer_bytes = 0;   // one layer's weights besides its routed experts (split over tp)
+};
+
 // Checks the sizes against the model (heads and KV heads divisible by tp, ep only for
 // MoE, at most one layer per stage ...) and fixes the splits: the explicit ones,
-// validated (counts, sums), or by `rank_memory` ([world] usable bytes per rank).
-// Error naming the flag and what is wrong.
+// validated (counts, sums), or in proportion to what `rank_memory` ([world]
+// usable bytes per rank) leaves after `costs`. Error naming the flag and what is wrong.
 ParallelLayout plan_layout(const model::ModelConfig& config, const ParallelSizes& sizes,
                            const std::vector<int64_t>& layer_split, const std::vector<int64_t>& expert_split,
-                           const std::vector<double>& rank_memory);
+                           const std::vector<double>& rank_memory, const PlacementCosts& costs = {});
 
 }  // namespace llmesh::dist

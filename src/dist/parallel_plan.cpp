@@ -55,6 +55,20 @@ double CommPlan::decode_seconds(double bytes_per_s, double latency_s) const {
   return t;
 }
 
+PlacementCosts placement_costs(const model::WeightStore& weights, const model::ModelConfig& config) {
+  PlacementCosts c;
+  int64_t dense = 0;
+  for (const std::string& name : weights.names()) {
+    const int64_t size = int64_t(weights.get(name).num_bytes());
+    if (name == "token_embd.weight") c.embedding_bytes = size;
+    if (name == "output.weight") c.head_bytes = size;
+    if (name.starts_with("blk.") && number_after(name, "_exps.") < 0) dense += size;
+  }
+  if (!weights.has("output.weight")) c.head_bytes = c.embedding_bytes;  // tied: the last stage keeps a copy
+  c.dense_layer_bytes = config.num_layers > 0 ? dense / config.num_layers : 0;
+  return c;
+}
+
 std::vector<int64_t> rank_weight_bytes(const model::WeightStore& weights, const model::ModelConfig& config,
                                        const ParallelLayout& layout) {
   const int world = layout.sizes.world();

@@ -45,6 +45,9 @@ CommPlan plan_comm(const model::ModelConfig& config, const ParallelLayout& layou
 // blk.N.* on the stage of layer N, sharded matrices split over tp, experts over
 // their lanes, norms and routers replicated; the embedding on stage 0's lanes
 // and the LM head on the logits rank.
+// The embedding, LM head and per-layer dense bytes placement subtracts.
+PlacementCosts placement_costs(const model::WeightStore& weights, const model::ModelConfig& config);
+
 std::vector<int64_t> rank_weight_bytes(const model::WeightStore& weights, const model::ModelConfig& config,
                                        const ParallelLayout& layout);
 

@@ -16,7 +16,7 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const std::string& path, ThreadPo
   loaded->files = std::move(opened.files);
   loaded->tokenizer_files = std::move(opened.tokenizer);
   loaded->job = job;
-  if (job) loaded->shard = job->plan(loaded->files.config);
+  if (job) loaded->shard = job->plan(loaded->files.config, loaded->files.weights);
   // Read every weight now (with a progress bar on a terminal) so the first
   // request does not pay for page faults and timings stay honest. A shard reads
   // only its own part, as its first steps touch it.

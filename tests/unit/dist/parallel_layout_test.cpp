@@ -55,6 +55,17 @@ TEST(PlanLayout, PipelineStagesFollowMemory) {
   EXPECT_EQ(layout.logits_rank(), 1);
 }
 
+TEST(PlanLayout, PlacementLeavesRoomForTheEmbeddingAndTheHead) {
+  const int64_t g = int64_t(1) << 30;
+  // Equal 10 GiB stages; stage 0 also holds a 4 GiB embedding: layers in proportion to 6 : 10.
+  const ParallelLayout pp = plan_layout(moe(32), {.pp = 2}, {}, {}, gib({10, 10}), {.embedding_bytes = 4 * g});
+  EXPECT_EQ(pp.stage_layers, split_by_weight(32, {6, 10}));
+  // Expert lanes: lane 0 (the logits lane) carries a 2 GiB head and 1 GiB of dense layers on every lane.
+  const PlacementCosts costs{.head_bytes = 2 * g, .dense_layer_bytes = g / 28};
+  const ParallelLayout ep = plan_layout(moe(28, 64), {.ep = 2}, {}, {}, gib({11, 9}), costs);
+  EXPECT_EQ(ep.lane_experts, split_by_weight(64, {8, 8}));  // 11 - 2 - 1 = 9 - 1
+}
+
 TEST(PlanLayout, RanksAreStageMajorAndTensorParallelLanesShareALayerRange) {
   ParallelSizes sizes{.tp = 2, .pp = 2};
   const ParallelLayout layout = plan_layout(moe(28), sizes, {}, {}, gib({8, 8, 8, 8}));
