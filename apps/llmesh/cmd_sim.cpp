@@ -22,7 +22,8 @@ Config file (TOML or JSON; every key optional, unknown keys are errors):
   [hardware]    num_gpus, memory_gb_per_gpu, memory_bandwidth_gb_per_s, flops_per_gpu_tflops,
                 interconnect_gb_per_s, interconnect_latency_us
   [model]       total_params_b, active_params_b (MoE: < total), num_layers, hidden_size,
-                attention_dim, kv_bytes_per_token, bytes_per_param
+                attention_dim, kv_bytes_per_token, bytes_per_param; or plan_file = "plan.json" from
+                `llmesh inspect --model M --plan --json --tp/--pp/--ep`: the shape, and the job's own traffic
   [deployment]  mode = "tp" | "dp_attention" | "disaggregated"
                   tp:            `replicas` independent workers of tp_size GPUs each
                   dp_attention:  groups of dp_size workers with experts spread over the group (EP);

@@ -212,6 +212,7 @@ json load_config_tree(const std::string& path) {
   };
   resolve("workload", "trace");
   resolve("step_time", "calibration_file");
+  resolve("model", "plan_file");
   return tree;
 }
 
@@ -247,6 +248,46 @@ void apply_override(json& tree, const std::string& assignment) {
   set_by_path(tree, path, value);
 }
 
+namespace {
+
+// The model section's defaults from `llmesh inspect --model M --plan --json [--tp/--pp/--ep]`.
+ModelSpec model_from_plan(const std::string& path) {
+  json j;
+  try {
+    j = json::parse(read_text_file(path));
+  } catch (const json::exception& e) {
+    fail("{}: JSON error: {}", path, e.what());
+  }
+  const auto number = [&](const json& node, const char* key) {
+    check(node.is_object() && node.contains(key) && node[key].is_number(),
+          "{}: no number \"{}\" (write the file with: llmesh inspect --model M --plan --json [--tp/--pp/--ep] > {})",
+          path, key, path);
+    return node[key].get<double>();
+  };
+  ModelSpec m;
+  m.total_params_b = number(j, "parameters") / 1e9;
+  m.active_params_b = number(j, "active_parameters") / 1e9;
+  m.bytes_per_param = number(j, "weight_bytes") / number(j, "parameters");
+  m.num_layers = int(number(j, "num_layers"));
+  m.hidden_size = int(number(j, "hidden_size"));
+  m.attention_dim = int(number(j, "num_heads") * number(j, "head_dim"));
+  m.kv_bytes_per_token = number(j, "kv_bytes_per_token");
+  check(j.contains("plan"), "{}: no \"plan\" (add --plan to llmesh inspect)", path);
+  const json& p = j["plan"];
+  PlannedComm& c = m.planned;
+  c.given = true;
+  c.all_reduces_per_step = int64_t(number(p, "all_reduces_per_step"));
+  c.all_reduce_bytes = int64_t(m.hidden_size) * 4;
+  c.stage_boundaries = int64_t(number(p, "stage_boundaries"));
+  c.handoff_bytes = int64_t(number(p, "handoff_bytes_per_token"));
+  c.logits_bytes = int64_t(number(p, "logits_bytes_per_sampled_token"));
+  const int ranks = int(p.at("ranks").size());
+  c.width = std::max(1, ranks / int(c.stage_boundaries + 1));
+  return m;
+}
+
+}  // namespace
+
 SimConfig parse_config(const json& tree) {
   check(tree.is_object(), "config must be a table/object");
   static const std::set<std::string> kSections = {"name", "seed", "hardware", "model", "deployment", "cache",
@@ -277,14 +318,20 @@ SimConfig parse_config(const json& tree) {
   hw.finish();
 
   SectionReader model(tree, "model");
-  config.model.total_params_b = model.real("total_params_b", 8, 1e-6);
-  config.model.active_params_b = model.real("active_params_b", config.model.total_params_b, 1e-6);
-  config.model.num_layers = static_cast<int>(model.integer("num_layers", 32, 1));
-  config.model.hidden_size = static_cast<int>(model.integer("hidden_size", 4096, 1));
-  config.model.attention_dim = static_cast<int>(model.integer("attention_dim", 0, 0));
+  // A plan file gives the model's shape and the job's communication; keys set
+  // here override its shape.
+  const std::string plan_file = model.text("plan_file", "");
+  const ModelSpec planned = plan_file.empty() ? ModelSpec{} : model_from_plan(plan_file);
+  config.model.planned = planned.planned;
+  config.model.total_params_b = model.real("total_params_b", planned.total_params_b, 1e-6);
+  config.model.active_params_b =
+      model.real("active_params_b", plan_file.empty() ? config.model.total_params_b : planned.active_params_b, 1e-6);
+  config.model.num_layers = static_cast<int>(model.integer("num_layers", planned.num_layers, 1));
+  config.model.hidden_size = static_cast<int>(model.integer("hidden_size", planned.hidden_size, 1));
+  config.model.attention_dim = static_cast<int>(model.integer("attention_dim", planned.attention_dim, 0));
   if (config.model.attention_dim == 0) config.model.attention_dim = config.model.hidden_size;
-  config.model.kv_bytes_per_token = model.real("kv_bytes_per_token", 131072, 1);
-  config.model.bytes_per_param = model.real("bytes_per_param", 2, 0.01);
+  config.model.kv_bytes_per_token = model.real("kv_bytes_per_token", planned.kv_bytes_per_token, 1);
+  config.model.bytes_per_param = model.real("bytes_per_param", planned.bytes_per_param, 0.01);
   model.finish();
   check(config.model.active_params_b <= config.model.total_params_b,
         "config: model.active_params_b ({}) exceeds model.total_params_b ({})", config.model.active_params_b,

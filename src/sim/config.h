@@ -31,6 +31,18 @@ struct HardwareConfig {
   double interconnect_latency_us = 5;  // per collective
 };
 
+// The communication of a multi-rank llmesh job, from `llmesh inspect --plan
+// --json` (model.plan_file): what the ranks of one worker exchange per step.
+struct PlannedComm {
+  bool given = false;
+  int width = 1;                   // ranks per all-reduce group
+  int64_t all_reduces_per_step = 0;  // over every stage
+  int64_t all_reduce_bytes = 0;    // one all-reduce's input per token (f32 hidden)
+  int64_t stage_boundaries = 0;
+  int64_t handoff_bytes = 0;       // per token and boundary
+  int64_t logits_bytes = 0;        // per sampled token, to rank 0
+};
+
 struct ModelSpec {
   double total_params_b = 8;   // billions
   double active_params_b = 8;  // billions touched per token (MoE: < total)
@@ -39,6 +51,7 @@ struct ModelSpec {
   int attention_dim = 0;  // query heads x head dim; 0 = hidden_size
   double kv_bytes_per_token = 131072;  // all layers, K and V
   double bytes_per_param = 2;
+  PlannedComm planned;  // when given, the step's communication comes from it
 };
 
 enum class DeploymentMode { Tp, DpAttention, Disaggregated };

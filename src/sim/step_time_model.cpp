@@ -24,12 +24,24 @@ RooflineStepTimeModel::RooflineStepTimeModel(const HardwareConfig& hardware, con
   const double link = hardware.interconnect_gb_per_s * 1e9;
   const double latency_s = hardware.interconnect_latency_us * 1e-6;
   const double activation_bytes_per_token = 2.0 * model.hidden_size;
-  if (tp_size > 1) {
+  if (model.planned.given) {
+    // An llmesh job's own traffic (f32 activations): ring all-reduces over the
+    // stage's ranks, one hand-off per stage boundary, the sampled logits to rank 0.
+    const PlannedComm& p = model.planned;
+    if (p.width > 1 && p.all_reduces_per_step > 0) {
+      const double fraction = 2.0 * (p.width - 1) / p.width;
+      comm_seconds_per_token_ += double(p.all_reduces_per_step) * fraction * double(p.all_reduce_bytes) / link;
+      comm_fixed_s_ += double(p.all_reduces_per_step) * 2 * (p.width - 1) * latency_s;
+    }
+    comm_seconds_per_token_ += double(p.stage_boundaries * p.handoff_bytes) / link;
+    comm_seconds_per_sequence_ = double(p.logits_bytes) / link;
+    comm_fixed_s_ += double(p.stage_boundaries + (p.logits_bytes > 0 ? 1 : 0)) * latency_s;
+  } else if (tp_size > 1) {
     double fraction = 2.0 * (tp_size - 1) / tp_size;
     comm_seconds_per_token_ += model.num_layers * 2 * fraction * activation_bytes_per_token / link;
     comm_fixed_s_ += model.num_layers * 2 * latency_s;
   }
-  if (ep_size > tp_size) {
+  if (!model.planned.given && ep_size > tp_size) {
     double fraction = static_cast<double>(ep_size - 1) / ep_size;
     comm_seconds_per_token_ += model.num_layers * 2 * fraction * activation_bytes_per_token / link;
     comm_fixed_s_ += model.num_layers * 2 * latency_s;
@@ -53,7 +65,8 @@ double RooflineStepTimeModel::step_seconds(const StepShape& shape) const {
   const double weight_bytes = std::min(weight_bytes_all_, weight_bytes_per_token_ * group_tokens);
   const double kv_bytes = kv_bytes_per_token_ * static_cast<double>(shape.sum_context_tokens);
   const double memory_s = (weight_bytes + kv_bytes) * seconds_per_byte_;
-  const double comm_s = comm_fixed_s_ + comm_seconds_per_token_ * tokens;
+  const double comm_s = comm_fixed_s_ + comm_seconds_per_token_ * tokens +
+                        comm_seconds_per_sequence_ * static_cast<double>(shape.num_sequences);
   return std::max(compute_s, memory_s) + comm_s + overhead_s_;
 }
 

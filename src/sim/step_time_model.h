@@ -65,6 +65,7 @@ class RooflineStepTimeModel : public StepTimeModel {
   double seconds_per_byte_ = 0;
   double comm_seconds_per_token_ = 0;
   double comm_fixed_s_ = 0;
+  double comm_seconds_per_sequence_ = 0;  // a planned job's logits: one row per sequence and step
   double overhead_s_ = 0;
 };
 

@@ -66,4 +66,35 @@ if "$LLMESH" sim --config "$work/typo.toml" --out "$work/x" 2> "$work/err.txt"; 
 grep -q "cache.kv_capacity_tokenz" "$work/err.txt" || fail "error does not name the key: $(cat "$work/err.txt")"
 if "$LLMESH" sim --out "$work/x" 2> "$work/err2.txt"; then fail "missing --config accepted"; fi
 grep -q -- "--config" "$work/err2.txt" || fail "missing --config not explained"
+# model.plan_file: the model's shape and a multi-rank job's traffic from `llmesh inspect --plan --json`;
+# a slower link makes the same run take longer, and a broken plan is a clear error.
+MODEL="${LLMESH_BINARY_DIR:?}/models/tiny-qwen3-f32.gguf"
+"$LLMESH" inspect --model "$MODEL" --plan --json --tp 2 > "$work/plan.json"
+cat > "$work/planned.toml" <<'EOF'
+name = "planned"
+[hardware]
+num_gpus = 2
+[model]
+plan_file = "plan.json"
+[deployment]
+mode = "tp"
+tp_size = 2
+[workload]
+num_agents = 2
+turns = [3, 3]
+input_tokens = [500, 500]
+output_tokens = [100, 100]
+think_time_s = [1, 1]
+EOF
+for link in 0.01 100; do
+  "$LLMESH" sim --config "$work/planned.toml" --set hardware.interconnect_gb_per_s=$link --out "$work/plan-$link" > /dev/null
+done
+$PY - "$work/plan-0.01/summary.json" "$work/plan-100/summary.json" <<'PYEOF'
+import json, sys
+slow, fast = (json.load(open(p)) for p in sys.argv[1:3])
+assert slow["makespan_s"] > fast["makespan_s"], (slow["makespan_s"], fast["makespan_s"])
+PYEOF
+echo '{"parameters": 1}' > "$work/plan.json"
+if "$LLMESH" sim --config "$work/planned.toml" --out "$work/x" 2> "$work/err3.txt"; then fail "a broken plan accepted"; fi
+grep -q "llmesh inspect" "$work/err3.txt" || fail "a broken plan is not explained: $(cat "$work/err3.txt")"
 echo "sim CLI: all checks passed"
