@@ -50,6 +50,10 @@ inline void add_parallel_options(CLI::App* cmd, dist::ParallelOptions* o) {
                   "Seconds rank 0 waits for another rank inside a step before it declares the job lost: requests "
                   "fail, /health says 503 and the job exits non-zero (raise it for very long prefill chunks)")
       ->group(group)->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--comm", o->comm,
+                  "The ranks' communication library: mpi (CPU ranks; shared memory, TCP or RDMA), nccl (GPU ranks; "
+                  "needs a build with CUDA and NCCL)")
+      ->group(group)->capture_default_str()->check(CLI::IsMember({"mpi", "nccl"}));
 }
 
 // A worker rank's whole command (ranks > 0 of a job): load its shard with `load`

@@ -11,6 +11,7 @@
 // job. Counts are in bytes unless a float count is named.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -67,6 +68,19 @@ class Communicator {
  protected:
   CommCounters counters_;
   double timeout_s_ = 0;
+
+  // Adds one call's bytes and wall time to the counters: `Timed t(*this, bytes);`.
+  struct Timed {
+    Timed(Communicator& c, size_t bytes) : c(c), start(std::chrono::steady_clock::now()) {
+      c.counters_.bytes_sent += bytes;
+      ++c.counters_.num_calls;
+    }
+    ~Timed() {
+      c.counters_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    Communicator& c;
+    std::chrono::steady_clock::time_point start;
+  };
 };
 
 }  // namespace llmesh::dist

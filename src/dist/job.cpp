@@ -7,6 +7,7 @@
 #include "core/host_memory.h"
 #include "core/log.h"
 #include "dist/mpi_communicator.h"
+#include "dist/nccl_communicator.h"
 #include "dist/parallel_plan.h"
 #include "dist/sharded_executor.h"
 
@@ -35,6 +36,10 @@ std::unique_ptr<Job> Job::start(const ParallelOptions& options) {
                                 options.sizes.to_string(), want, have, want);
     if (have == 1) llmesh::fail("{}", message);  // alone: an ordinary error, nobody waits
     job->fail(message);
+  }
+  if (options.comm == "nccl") {
+    job->bootstrap_ = std::move(job->world_);
+    job->world_ = make_nccl_communicator(*job->bootstrap_);
   }
   // Rank 0 gives up first and serves the errors; the split stage communicator inherits the timeout.
   job->world_->set_timeout(options.rank_timeout_s * (job->serves() ? 1 : 2));

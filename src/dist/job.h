@@ -34,6 +34,7 @@ struct ParallelOptions {
   // before it declares the job lost (workers wait twice as long, so rank 0,
   // which serves the errors, notices first).
   double rank_timeout_s = 120;
+  std::string comm = "mpi";  // --comm: mpi (CPU ranks), nccl (GPU ranks; MPI still launches and bootstraps)
 };
 
 class Job {
@@ -74,6 +75,7 @@ class Job {
   ParallelOptions options_;
   bool made_executor_ = false;  // its destructor stops the workers; else ~Job does
   std::unique_ptr<MpiRuntime> mpi_;
+  std::unique_ptr<Communicator> bootstrap_;  // MPI under a NCCL world: its id exchange and abort
   std::unique_ptr<Communicator> world_, stage_;
   std::unique_ptr<StageSum> stage_sum_;
   ParallelLayout layout_;

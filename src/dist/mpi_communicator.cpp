@@ -152,17 +152,6 @@ class MpiCommunicator : public Communicator {
     }
   }
 
-  // Adds one call's bytes and wall time to the counters.
-  struct Timed {
-    Timed(MpiCommunicator& c, size_t bytes) : c(c), start(Clock::now()) {
-      c.counters_.bytes_sent += bytes;
-      ++c.counters_.num_calls;
-    }
-    ~Timed() { c.counters_.seconds += std::chrono::duration<double>(Clock::now() - start).count(); }
-    MpiCommunicator& c;
-    Clock::time_point start;
-  };
-
   static void layout(const std::vector<size_t>& counts, std::vector<int>& sizes, std::vector<int>& offsets) {
     size_t offset = 0;
     for (size_t c : counts) {

@@ -111,4 +111,10 @@ fails(2, ["--tp", "4"], "needs 4 ranks")
 fails(4, ["--tp", "4"], "must both divide by it")
 fails(2, ["--ep", "2"], "the model is dense")
 fails(2, ["--pp", "2", "--layer-split", "2,1"], "adds up to 3 layers")
+# --comm nccl without a GPU (or in a build without NCCL): one clear line from every rank, no hang.
+if not os.path.exists("/dev/nvidia0"):
+    r = run(dense, 2, "--tp", "2", "--comm", "nccl", expect_ok=False)
+    text = r.stderr + r.stdout
+    check(r.returncode not in (0, 124, 137) and ("sees no CUDA device" in text or "built without NCCL" in text),
+          f"--comm nccl on a machine without a GPU: exits {r.returncode} with one clear line")
 sys.exit(1 if failures else 0)
