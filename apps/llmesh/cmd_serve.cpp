@@ -17,6 +17,7 @@
 #include "core/log.h"
 #include "core/thread_pool.h"
 #include "dist/parallel_plan.h"
+#include "dist/sharded_executor.h"
 #include "engine/engine.h"
 #include "runtime/loaded_model.h"
 #include "kernels/ops.h"
@@ -179,10 +180,16 @@ void run_serve(ServeOptions o) {
                   job->layout().sizes.to_string().c_str(), job->world().size(),
                   job->layout().describe(config).c_str());
       const std::vector<int64_t> weights = dist::rank_weight_bytes(model->files.weights, config, job->layout());
+      kv::KvCacheShape pool = shape;
+      pool.num_blocks = kv_tokens / o.engine.block_size;
       std::string table;
-      for (size_t r = 0; r < weights.size(); ++r)
-        table += fmt::format("{}{:.3f}", r ? " / " : "", gib(double(weights[r])));
-      std::printf("    weights per rank: %s GiB (llmesh inspect --plan shows them before a launch)\n", table.c_str());
+      for (int r = 0; r < int(weights.size()); ++r) {
+        const kv::KvCacheShape mine = dist::rank_kv_shape(pool, job->layout(), r);
+        table += fmt::format("{}{:.3f} + {:.3f}", r ? " / " : "", gib(double(weights[size_t(r)])),
+                             gib(double(mine.bytes_per_block()) * double(mine.num_blocks)));
+      }
+      std::printf("    per rank, weights + KV cache: %s GiB (llmesh inspect --plan shows the weights before a launch)\n",
+                  table.c_str());
     }
   } catch (const std::exception& e) {
     server.stop();
