@@ -50,18 +50,9 @@ std::string human_count(double n) {
 
 std::vector<double> rank_memory(const InspectOptions& o, int world) {
   if (o.rank_memory_gib.empty()) return std::vector<double>(size_t(world), 1.0);  // equal ranks
-  std::vector<double> out;
-  size_t begin = 0;
-  while (begin <= o.rank_memory_gib.size()) {
-    const size_t end = std::min(o.rank_memory_gib.find(',', begin), o.rank_memory_gib.size());
-    const std::string part = o.rank_memory_gib.substr(begin, end - begin);
-    char* stop = nullptr;
-    const double gib = std::strtod(part.c_str(), &stop);
-    check(!part.empty() && *stop == '\0' && gib > 0, "--rank-memory-gib: '{}' is not a positive number of GiB", part);
-    out.push_back(gib * double(1ull << 30));
-    begin = end + 1;
-  }
+  std::vector<double> out = dist::parse_rank_memory_gib(o.rank_memory_gib, "--rank-memory-gib");
   check(int(out.size()) == world, "--rank-memory-gib names {} ranks; the layout has {}", out.size(), world);
+  for (double& gib : out) gib *= double(1ull << 30);
   return out;
 }
 

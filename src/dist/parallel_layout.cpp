@@ -58,20 +58,34 @@ std::string ParallelLayout::key() const {
                      fmt::join(lane_experts, "-"));
 }
 
-std::vector<int64_t> parse_split(const std::string& text, const char* flag) {
-  std::vector<int64_t> out;
+namespace {
+
+// Positive numbers separated by commas; `example` shows the form in the error.
+template <typename T>
+std::vector<T> parse_positive_list(const std::string& text, const char* flag, const char* example) {
+  std::vector<T> out;
   if (text.empty()) return out;
   size_t begin = 0;
   while (begin <= text.size()) {
     const size_t end = std::min(text.find(',', begin), text.size());
-    int64_t value = 0;
+    T value = 0;
     const auto [ptr, ec] = std::from_chars(text.data() + begin, text.data() + end, value);
     check(ec == std::errc() && ptr == text.data() + end && value > 0,
-          "{} {}: expected positive counts separated by commas, like 10,9,9", flag, text);
+          "{} {}: expected positive numbers separated by commas, like {}", flag, text, example);
     out.push_back(value);
     begin = end + 1;
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<int64_t> parse_split(const std::string& text, const char* flag) {
+  return parse_positive_list<int64_t>(text, flag, "10,9,9");
+}
+
+std::vector<double> parse_rank_memory_gib(const std::string& text, const char* flag) {
+  return parse_positive_list<double>(text, flag, "96,84,84,84");
 }
 
 std::vector<int64_t> split_by_weight(int64_t total, const std::vector<double>& weights) {

@@ -55,6 +55,9 @@ struct ParallelLayout {
 // The comma-separated split of --layer-split / --expert-split ("10,9,9"); empty text: none.
 std::vector<int64_t> parse_split(const std::string& text, const char* flag);
 
+// The comma-separated GiB of --rank-memory-gib in `inspect --plan` ("96,84,84,84"); empty text: none.
+std::vector<double> parse_rank_memory_gib(const std::string& text, const char* flag);
+
 // `total` in parts proportional to `weights` (each at least 1): largest remainder.
 std::vector<int64_t> split_by_weight(int64_t total, const std::vector<double>& weights);
 
