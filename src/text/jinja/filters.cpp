@@ -316,8 +316,12 @@ Value filter_batch(const Value& value, const CallArgs& args) {
     }
   }
   if (!current.empty()) {
-    if (fill && !fill->is_none())
+    if (fill && !fill->is_none()) {
+      // Padding is the one part whose size the template alone sets: bound it.
+      constexpr size_t kMaxFill = 1 << 16;
+      if (size > kMaxFill) throw RuntimeError("batch line count " + std::to_string(size) + " is too large to fill");
       while (current.size() < size) current.push_back(*fill);
+    }
     out.emplace_back(std::move(current));
   }
   return Value(std::move(out));

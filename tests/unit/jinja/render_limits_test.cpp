@@ -104,5 +104,12 @@ TEST(JinjaRenderLimits, WidthsAreBounded) {
   EXPECT_EQ(render("{{ 'a\nb' | indent(2) }}|{{ 'a\nb' | indent(-3) }}"), "a\n  b|a\nb");
 }
 
+// The fuzzer found it: a padded last batch as long as the template asks (1.3 GB).
+TEST(JinjaRenderLimits, BatchPaddingIsBounded) {
+  EXPECT_NE(error_of("{{ [1, 2, 3] | batch(100000000, 0) }}").find("too large"), std::string::npos);
+  EXPECT_EQ(render("{{ [1, 2, 3] | batch(2, 0) | list }}|{{ [1, 2, 3] | batch(100000000) | list }}"),
+            "[[1, 2], [3, 0]]|[[1, 2, 3]]");
+}
+
 }  // namespace
 }  // namespace llmesh
