@@ -9,6 +9,7 @@
 #include "dist/parallel_plan.h"
 #include "kernels/ops.h"
 #include "kv/kv_pool.h"
+#include "model/blocks/rope.h"
 #include "runtime/model_file_set.h"
 #include "runtime/model_summary.h"
 
@@ -22,6 +23,7 @@ struct InspectOptions {
   bool plan = false;
   dist::ParallelOptions parallel;
   std::string rank_memory_gib;  // "96,84,84,84"
+  RopeScalingFlags rope;
 };
 
 // The links a cluster is built from, for the per-token estimate: usable
@@ -113,8 +115,21 @@ void print_plan(const InspectOptions& o, const model::ModelFiles& files, nlohman
                l.bytes_per_s / 1e9, l.latency_s * 1e6);
 }
 
+// null without scaling; else its type and the parameters that type reads.
+nlohmann::json rope_scaling_json(const model::ModelConfig& c) {
+  const model::RopeScaling& s = c.rope_scaling;
+  if (!s.enabled()) return nullptr;
+  nlohmann::json j = {{"type", s.type}, {"factor", s.factor}, {"original_context_length", s.original_max_position}};
+  if (s.type == "yarn") {
+    j["beta_fast"] = s.beta_fast;
+    j["beta_slow"] = s.beta_slow;
+    j["attention_factor"] = model::rope_attention_factor(c);
+  }
+  return j;
+}
+
 void inspect(const InspectOptions& o) {
-  const runtime::ModelFileSet opened = runtime::ModelFileSet::open(o.model_path);
+  const runtime::ModelFileSet opened = runtime::ModelFileSet::open(o.model_path, o.rope.overrides());
   const model::ModelFiles& files = opened.files;
   const model::ModelConfig& c = files.config;
   const runtime::ModelSummary summary = runtime::summarize(files);
@@ -150,12 +165,13 @@ void inspect(const InspectOptions& o) {
       {"num_kv_heads", c.num_kv_heads},
       {"head_dim", c.head_dim},
       {"intermediate_size", c.intermediate_size},
-      {"context_length", c.max_position},
+      {"context_length", c.max_context()},
+      {"trained_context_length", c.max_position},
       {"kv_cache_dtype", dtype_name(kv.dtype)},
       {"kv_bytes_per_token", kv.bytes_per_token()},
       {"kv_bytes_per_token_by_dtype", kv_by_dtype},
       {"rope_theta", c.rope_theta},
-      {"rope_scaling", c.rope_scaling.type},
+      {"rope_scaling", rope_scaling_json(c)},
       {"tie_word_embeddings", c.tie_word_embeddings},
       {"has_chat_template", !opened.tokenizer.chat_template.empty()},
       {"cpu_kernels", kernels::backend_name()},
@@ -181,10 +197,15 @@ void inspect(const InspectOptions& o) {
   fmt::print("shape         hidden {}, {} layers, {} heads ({} KV heads) x {}, FFN {}, vocab {}\n", c.hidden_size,
              c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim, c.is_moe() ? c.moe_intermediate_size : c.intermediate_size,
              c.vocab_size);
-  fmt::print("context       {} tokens (RoPE theta {}{})\n", c.max_position, c.rope_theta,
-             c.rope_scaling.type.empty() ? "" : ", " + c.rope_scaling.type + " scaling");
+  const model::RopeScaling& rs = c.rope_scaling;
+  fmt::print("context       {} tokens (RoPE theta {}{})\n", c.max_context(), c.rope_theta,
+             !rs.enabled() ? ""
+             : c.max_context() == c.max_position
+                 ? fmt::format(", {} scaling", rs.type)
+                 : fmt::format(", {} scaling x{} over a {}-token original context", rs.type, rs.factor,
+                               rs.type == "yarn" ? rs.original_max_position : c.max_position));
   fmt::print("KV cache      {} per token ({}{}), {} at full context\n", human_bytes(double(kv.bytes_per_token())),
-             dtype_name(kv.dtype), kv_others, human_bytes(double(kv.bytes_per_token()) * double(c.max_position)));
+             dtype_name(kv.dtype), kv_others, human_bytes(double(kv.bytes_per_token()) * double(c.max_context())));
   fmt::print("chat template {}\n", opened.tokenizer.chat_template.empty() ? "none" : "yes");
   fmt::print("CPU kernels   {}{}\n", kernels::backend_name(),
              std::string_view(kernels::backend_name()) == "ref"
@@ -204,6 +225,7 @@ void add_inspect_command(CLI::App& app) {
                 "Also show a multi-rank layout (--tp/--pp/--ep, splits): each rank's layers, experts and weights, "
                 "and the bytes and link time per token; reads no weights");
   add_layout_options(cmd, &o->parallel);
+  add_rope_scaling_options(cmd, &o->rope);
   cmd->add_option("--rank-memory-gib", o->rank_memory_gib,
                   "With --plan: each rank's usable memory, like 96,84,84,84 (placement follows it; default: equal)")
       ->group("Several ranks (start with: mpirun -np N llmesh ...; see docs/parallel.md)");

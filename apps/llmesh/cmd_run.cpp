@@ -46,6 +46,7 @@ struct RunOptions {
   std::string dump_logits;
   engine::EngineOptions engine;
   bool no_prefix_cache = false;
+  RopeScalingFlags rope;
 };
 
 std::vector<int32_t> parse_ids(const std::string& text) {
@@ -254,11 +255,14 @@ void run(const RunOptions& o) {
   ThreadPool pool(o.threads);
   const WeightResidency residency = parse_weight_residency(o.weights);
   if (job && !job->serves()) {
-    run_worker_rank(*job, [&] { return runtime::LoadedModel::load(o.model_path, pool, residency, job.get()); });
+    run_worker_rank(*job, [&] {
+      return runtime::LoadedModel::load(o.model_path, pool, residency, job.get(), o.rope.overrides());
+    });
     return;
   }
-  auto model = runtime::LoadedModel::load(o.model_path, pool, residency, job.get());
-  const int64_t ctx = o.ctx_size > 0 ? o.ctx_size : model->config().max_position;
+  auto model = runtime::LoadedModel::load(o.model_path, pool, residency, job.get(), o.rope.overrides());
+  check_ctx_size(model->config(), o.ctx_size);
+  const int64_t ctx = o.ctx_size > 0 ? o.ctx_size : model->config().max_context();
   check(ctx > 1, "--ctx-size must be at least 2");
 
   std::vector<std::vector<int32_t>> prompts;
@@ -372,6 +376,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--kv-cache-tokens", o->engine.kv_cache_tokens,
                   "KV cache size in tokens (default: what the prompts and --max-tokens need)");
   add_kv_cache_dtype_option(cmd, &o->engine.kv_dtype);
+  add_rope_scaling_options(cmd, &o->rope);
   cmd->add_flag("--no-prefix-cache", o->no_prefix_cache, "Recompute every prompt instead of reusing cached blocks");
   add_parallel_options(cmd, &o->parallel);
   cmd->callback([o] { run(*o); });

@@ -41,6 +41,7 @@ struct ServeOptions {
   int threads = 0;
   bool no_prefix_cache = false;
   double drain_timeout_s = 30.0;
+  RopeScalingFlags rope;
 };
 
 std::string default_model_name(const std::string& path) {
@@ -123,7 +124,8 @@ void run_serve(ServeOptions o) {
     // A worker rank leaves the signals (blocked here) to rank 0, which drains and then stops it.
     ThreadPool pool(o.threads);
     run_worker_rank(*job, [&] {
-      return runtime::LoadedModel::load(o.model_path, pool, parse_weight_residency(o.weights), job.get());
+      return runtime::LoadedModel::load(o.model_path, pool, parse_weight_residency(o.weights), job.get(),
+                                        o.rope.overrides());
     });
     return;
   }
@@ -143,8 +145,10 @@ void run_serve(ServeOptions o) {
   std::unique_ptr<engine::Engine> engine;
   try {
     pool = std::make_unique<ThreadPool>(o.threads);
-    model = runtime::LoadedModel::load(o.model_path, *pool, parse_weight_residency(o.weights), job.get());
+    model = runtime::LoadedModel::load(o.model_path, *pool, parse_weight_residency(o.weights), job.get(),
+                                       o.rope.overrides());
     const model::ModelConfig& config = model->config();
+    check_ctx_size(config, o.server.context_tokens);
     const kv::KvCacheShape shape{config.num_layers, config.num_kv_heads, config.head_dim, o.engine.block_size, 0,
                                  o.engine.kv_dtype};
     if (o.engine.kv_cache_tokens <= 0 && o.kv_cache_mem_gib > 0) {
@@ -155,8 +159,8 @@ void run_serve(ServeOptions o) {
     if (o.engine.kv_cache_tokens <= 0 && o.server.context_tokens > 0) o.engine.kv_cache_tokens = o.server.context_tokens;
     o.engine.context_tokens = o.server.context_tokens;
     const int64_t pool_tokens = o.engine.kv_cache_tokens > 0 ? o.engine.kv_cache_tokens
-                                : o.server.context_tokens > 0 ? std::min(o.server.context_tokens, config.max_position)
-                                                              : config.max_position;
+                                : o.server.context_tokens > 0 ? o.server.context_tokens
+                                                              : config.max_context();
     if (!o.no_prefix_cache) o.engine.kv_tiers = tier_options(o, pool_tokens * shape.bytes_per_token());
     engine = runtime::make_engine(*model, o.engine);
     const int64_t kv_tokens = engine->kv_cache_tokens();
@@ -236,7 +240,8 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--served-model-name", options->server.served_model_name,
                   "The model id clients use (default: the file or directory name)");
   cmd->add_option("--ctx-size", options->server.context_tokens,
-                  "Context length in tokens (default: the model's)")->check(CLI::NonNegativeNumber);
+                  "Context length in tokens (default: the model's, stretched by its RoPE scaling; past it: "
+                  "--rope-scaling)")->check(CLI::NonNegativeNumber);
   cmd->add_option("--kv-cache-tokens", options->engine.kv_cache_tokens,
                   "KV cache capacity in tokens (default: the context length)")->check(CLI::NonNegativeNumber);
   cmd->add_option("--kv-cache-mem-gib", options->kv_cache_mem_gib,
@@ -251,6 +256,7 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--block-size", options->engine.block_size, "Tokens per KV block")->capture_default_str()
       ->check(CLI::PositiveNumber);
   add_kv_cache_dtype_option(cmd, &options->engine.kv_dtype);
+  add_rope_scaling_options(cmd, &options->rope);
   add_parallel_options(cmd, &options->parallel);
   cmd->add_flag("--no-prefix-cache", options->no_prefix_cache, "Disable automatic prefix caching (and the KV tiers)");
   cmd->add_option("--kv-host-gib", options->kv_host_gib,

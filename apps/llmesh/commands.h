@@ -7,8 +7,10 @@
 #include <string>
 
 #include "core/dtype.h"
+#include "core/error.h"
 #include "dist/job.h"
 #include "kv/kv_pool.h"
+#include "model/model_config.h"
 
 namespace llmesh::app {
 
@@ -20,6 +22,61 @@ inline void add_kv_cache_dtype_option(CLI::App* cmd, DType* dtype) {
          "the same memory at 4e-3, q8_0 about a quarter of f32 (head_dim a multiple of 32)")
       ->check(CLI::IsMember({"f32", "f16", "bf16", "q8_0"}))
       ->default_str(std::string(dtype_name(kv::kDefaultKvDtype)));
+}
+
+// --rope-scaling / --rope-scale / --yarn-orig-ctx (run, serve, inspect): stretch a model's RoPE
+// past its trained context when the files declare no scaling (or replace theirs).
+struct RopeScalingFlags {
+  std::string type;  // "": what the files say
+  float scale = 0;
+  int64_t original_context = 0;  // 0: the model's trained context
+
+  model::ConfigOverrides overrides() const {
+    model::ConfigOverrides o;
+    if (type.empty()) {
+      check(scale == 0 && original_context == 0, "--rope-scale and --yarn-orig-ctx need --rope-scaling");
+      return o;
+    }
+    model::RopeScaling s;
+    if (type != "none") {
+      check(scale >= 1, "--rope-scaling {} needs --rope-scale F (F >= 1: the context grows F times)", type);
+      check(original_context == 0 || type == "yarn", "--yarn-orig-ctx applies to --rope-scaling yarn only");
+      s.type = type;
+      s.factor = scale;
+      s.original_max_position = original_context;
+    }
+    o.rope_scaling = s;
+    return o;
+  }
+};
+
+inline void add_rope_scaling_options(CLI::App* cmd, RopeScalingFlags* f) {
+  const char* group = "Context past the trained length (see docs/engine.md#long-context)";
+  cmd->add_option("--rope-scaling", f->type,
+                  "RoPE scaling to use instead of the model's: yarn (what Qwen3 and most 2025-26 models document), "
+                  "linear, dynamic (NTK-aware), none. Lets --ctx-size go past the trained context")
+      ->group(group)->check(CLI::IsMember({"none", "linear", "dynamic", "yarn"}));
+  cmd->add_option("--rope-scale", f->scale, "The scaling factor: the context becomes F times the trained one")
+      ->group(group)->check(CLI::Range(1.0, 10000.0));
+  cmd->add_option("--yarn-orig-ctx", f->original_context,
+                  "YaRN: the context the model was pre-trained on (default: the model's context length)")
+      ->group(group)->check(CLI::PositiveNumber);
+}
+
+// --ctx-size past what the model reaches: an error that says how to reach further.
+inline void check_ctx_size(const model::ModelConfig& c, int64_t ctx_size) {
+  const int64_t max = c.max_context();
+  if (ctx_size <= max) return;
+  const model::RopeScaling& s = c.rope_scaling;
+  if (!s.enabled()) {
+    const int64_t factor = (ctx_size + c.max_position - 1) / c.max_position;
+    fail("--ctx-size {} is more than the model's context of {} tokens, and the model declares no RoPE scaling; "
+         "to stretch it (at some cost in quality), add --rope-scaling yarn --rope-scale {}",
+         ctx_size, max, factor);
+  }
+  fail("--ctx-size {} is more than the {} tokens that the model's RoPE scaling ({}, factor {}) reaches; raise "
+       "--rope-scale to go further",
+       ctx_size, max, s.type, s.factor);
 }
 
 // --tp / --pp / --ep and the explicit splits (run, serve and inspect --plan), in their own help group.

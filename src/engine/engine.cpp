@@ -16,7 +16,10 @@ namespace llmesh::engine {
 namespace {
 
 int64_t context_limit(const model::ModelConfig& config, const EngineOptions& options) {
-  return options.context_tokens > 0 ? std::min(options.context_tokens, config.max_position) : config.max_position;
+  if (options.context_tokens <= 0) return config.max_context();
+  check(options.context_tokens <= config.max_context(), "a context of {} tokens is more than the model's {}",
+        options.context_tokens, config.max_context());
+  return options.context_tokens;
 }
 
 kv::KvCacheConfig kv_cache_config(const Executor& executor, const EngineOptions& options) {

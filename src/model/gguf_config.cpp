@@ -37,6 +37,33 @@ bool is_stacked_expert_tensor(const std::string& name, std::string* stem) {
   return false;
 }
 
+// `{arch}.rope.scaling.*` (llama.cpp's keys). Llama 3 scaling is not among them: it comes as the
+// rope_freqs.weight tensor. The older `rope.scale_linear` key is a linear factor.
+void read_gguf_rope_scaling(const format::GgufFile& gguf, const std::string& a, ModelConfig& c) {
+  const std::string& source = gguf.path();
+  std::string type = gguf.find_string(a + "rope.scaling.type").value_or("");
+  std::optional<double> factor = gguf.find_float(a + "rope.scaling.factor");
+  if (type.empty()) {
+    factor = gguf.find_float(a + "rope.scale_linear");
+    if (factor && *factor != 1.0) type = "linear";
+  }
+  if (type.empty() || type == "none") return;
+  check(type == "linear" || type == "yarn", "{}: unsupported rope scaling type '{}' (llmesh supports linear, yarn)",
+        source, type);
+  RopeScaling& s = c.rope_scaling;
+  s.type = type;
+  s.factor = checked_float(factor.value_or(1.0), "rope.scaling.factor", source);
+  s.original_max_position = gguf.find_int(a + "rope.scaling.original_context_length").value_or(c.max_position);
+  auto number = [&](const char* key, double fallback) {
+    return checked_float(gguf.find_float(a + "rope.scaling." + key).value_or(fallback), key, source);
+  };
+  s.attn_factor_multiplier = number("attn_factor", 1.0);
+  s.beta_fast = number("yarn_beta_fast", 32.0);
+  s.beta_slow = number("yarn_beta_slow", 1.0);
+  const double ext_factor = number("yarn_ext_factor", -1.0);
+  s.ext_factor = ext_factor < 0 ? 1.0f : float(ext_factor);  // llama.cpp: negative means "the default", 1 for yarn
+}
+
 }  // namespace
 
 bool is_supported_gguf_arch(const std::string& arch) {
@@ -64,10 +91,7 @@ ModelConfig read_gguf_config(const format::GgufFile& gguf) {
   c.rms_norm_eps = checked_float(gguf.get_float(a + "attention.layer_norm_rms_epsilon"), "rms epsilon", source);
   c.rope_theta = checked_float(gguf.find_float(a + "rope.freq_base").value_or(10000.0), "rope.freq_base", source);
   c.rope_style = c.arch == "llama" ? RopeStyle::Interleaved : RopeStyle::Neox;
-  if (auto scaling = gguf.find_string(a + "rope.scaling.type")) {
-    // Llama 3 scaling comes as the rope_freqs.weight tensor, not as a scaling type.
-    check(scaling->empty() || *scaling == "none", "{}: unsupported rope scaling '{}'", source, *scaling);
-  }
+  read_gguf_rope_scaling(gguf, a, c);
 
   if (c.arch == "qwen3moe") {
     c.num_experts = gguf.get_int(a + "expert_count");

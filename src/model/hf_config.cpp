@@ -48,8 +48,11 @@ std::string arch_from_config(const ju::Json& config, const std::string& source) 
   fail("{}: unknown model_type '{}' (llmesh supports llama, qwen2, qwen3, qwen3_moe)", source, *model_type);
 }
 
+// HF `rope_scaling` (also spelled `rope_parameters` by newer configs). A missing factor or
+// original context falls back to what the published definitions assume.
 void read_rope_scaling(const ju::Json& config, ModelConfig& c, const std::string& source) {
   auto it = config.find("rope_scaling");
+  if (it == config.end() || it->is_null()) it = config.find("rope_parameters");
   if (it == config.end() || it->is_null()) return;
   const ju::Json& rs = *it;
   check(rs.is_object(), "{}: 'rope_scaling' must be an object", source);
@@ -57,15 +60,24 @@ void read_rope_scaling(const ju::Json& config, ModelConfig& c, const std::string
   if (!type) type = ju::find_string(rs, "type", source);
   check(type.has_value(), "{}: rope_scaling has no 'rope_type'", source);
   if (*type == "default") return;  // HF's name for "no scaling"
-  check(*type == "llama3", "{}: unsupported rope scaling type '{}' (llmesh supports llama3)", source, *type);
-  c.rope_scaling.type = "llama3";
+  check(*type == "llama3" || *type == "yarn" || *type == "linear" || *type == "dynamic",
+        "{}: unsupported rope scaling type '{}' (llmesh supports linear, dynamic, yarn, llama3)", source, *type);
+  RopeScaling& s = c.rope_scaling;
+  s.type = *type;
   auto number = [&](const char* key, double fallback) {
     return ju::checked_float(ju::find_number(rs, key, source).value_or(fallback), key, source);
   };
-  c.rope_scaling.factor = ju::checked_float(ju::get_number(rs, "factor", source), "factor", source);
-  c.rope_scaling.low_freq_factor = number("low_freq_factor", 1.0);
-  c.rope_scaling.high_freq_factor = number("high_freq_factor", 4.0);
-  c.rope_scaling.original_max_position = ju::find_int(rs, "original_max_position_embeddings", source).value_or(8192);
+  s.factor = ju::checked_float(ju::get_number(rs, "factor", source), "factor", source);
+  s.original_max_position = ju::find_int(rs, "original_max_position_embeddings", source)
+                                .value_or(s.type == "llama3" ? 8192 : c.max_position);
+  s.low_freq_factor = number("low_freq_factor", 1.0);
+  s.high_freq_factor = number("high_freq_factor", 4.0);
+  s.beta_fast = number("beta_fast", 32.0);
+  s.beta_slow = number("beta_slow", 1.0);
+  s.attention_factor = number("attention_factor", 0.0);
+  s.mscale = number("mscale", 0.0);
+  s.mscale_all_dim = number("mscale_all_dim", 0.0);
+  s.truncate = ju::find_bool(rs, "truncate", source).value_or(true);
 }
 
 // Parses a decimal layer/expert index at s[pos...] up to `end_char`; advances pos.

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,12 +16,26 @@ namespace llmesh::model {
 //   Interleaved: (2i, 2i + 1)        — GGUF llama (its converter permutes the Q/K rows to match)
 enum class RopeStyle { Neox, Interleaved };
 
+// RoPE scaling for contexts past the trained length (HF `rope_scaling`, GGUF `rope.scaling.*`,
+// or `--rope-scaling` on the command line). model/blocks/rope.cpp turns it into frequencies.
 struct RopeScaling {
-  std::string type;  // "" (none) or "llama3"; others are rejected at load
+  // "" (none), "linear", "dynamic" (NTK-aware, static: see rope.h), "yarn" or "llama3".
+  std::string type;
   float factor = 1.0f;
+  int64_t original_max_position = 0;  // the pre-training context; 0: max_position (or 8192 for llama3)
+  // llama3
   float low_freq_factor = 1.0f;
   float high_freq_factor = 4.0f;
-  int64_t original_max_position = 8192;
+  // yarn
+  float beta_fast = 32.0f, beta_slow = 1.0f;  // rotations that bound the interpolation ramp
+  float attention_factor = 0.0f;              // cos/sin magnitude; 0: derived from factor (and mscale)
+  float mscale = 0.0f, mscale_all_dim = 0.0f; // DeepSeek's form of the attention factor
+  float attn_factor_multiplier = 1.0f;        // GGUF rope.scaling.attn_factor: times the derived factor
+  float ext_factor = 1.0f;                    // GGUF rope.scaling.yarn_ext_factor: how much of the ramp applies
+  bool truncate = true;                       // round the ramp's ends to whole dimensions (HF `truncate`)
+
+  bool enabled() const { return !type.empty(); }
+  bool operator==(const RopeScaling&) const = default;
 };
 
 struct ModelConfig {
@@ -49,6 +64,15 @@ struct ModelConfig {
   bool norm_topk_prob = true;  // renormalize the top-k router weights to sum to 1
 
   bool is_moe() const { return num_experts > 0; }
+  // The longest context the model runs: max_position, stretched by RoPE scaling (linear and
+  // dynamic: max_position x factor; yarn: original x factor, at least max_position; llama3: unchanged,
+  // its max_position is already the long one). --ctx-size may not exceed it.
+  int64_t max_context() const;
+};
+
+// What the command line changes in the config the files give (`--rope-scaling` and friends).
+struct ConfigOverrides {
+  std::optional<RopeScaling> rope_scaling;  // replaces the files' scaling; type "" turns it off
 };
 
 }  // namespace llmesh::model

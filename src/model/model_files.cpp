@@ -115,7 +115,9 @@ ModelFiles open_hf_directory(const std::string& path) {
 
 }  // namespace
 
-ModelFiles open_model(const std::string& path) {
+namespace {
+
+ModelFiles open_files(const std::string& path) {
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
   check(!ec && fs::exists(status), "{}: no such file or directory", path);
@@ -131,6 +133,24 @@ ModelFiles open_model(const std::string& path) {
     fail("{}: a lone .safetensors file; pass the model directory (with config.json and tokenizer.json) instead", path);
   }
   fail("{}: not a GGUF file (bad magic) and not a Hugging Face model directory", path);
+}
+
+void apply_overrides(ModelFiles& files, const ConfigOverrides& overrides) {
+  if (!overrides.rope_scaling) return;
+  check(!files.weights.has("rope_freqs.weight"),
+        "--rope-scaling: {} carries its own RoPE frequency factors (rope_freqs.weight); it cannot be rescaled", files.path);
+  RopeScaling scaling = *overrides.rope_scaling;
+  if (scaling.enabled() && scaling.original_max_position == 0) scaling.original_max_position = files.config.max_position;
+  files.config.rope_scaling = scaling;
+  check_model_config(files.config, files.path + " with --rope-scaling");
+}
+
+}  // namespace
+
+ModelFiles open_model(const std::string& path, const ConfigOverrides& overrides) {
+  ModelFiles files = open_files(path);
+  apply_overrides(files, overrides);
+  return files;
 }
 
 }  // namespace llmesh::model

@@ -51,8 +51,8 @@ struct ModelFiles {
   std::shared_ptr<const format::GgufFile> gguf;
 };
 
-// A .gguf file or a Hugging Face directory (config.json + *.safetensors).
-// Throws llmesh::Error.
-ModelFiles open_model(const std::string& path);
+// A .gguf file or a Hugging Face directory (config.json + *.safetensors), with `overrides`
+// applied over its config. Throws llmesh::Error.
+ModelFiles open_model(const std::string& path, const ConfigOverrides& overrides = {});
 
 }  // namespace llmesh::model

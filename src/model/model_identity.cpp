@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "model/model_config.h"
 #include "model/weight_store.h"
 
 namespace llmesh::model {
@@ -18,7 +19,7 @@ constexpr size_t kNumWindows = 16;
 
 }  // namespace
 
-std::string model_identity(const WeightStore& weights) {
+std::string model_identity(const WeightStore& weights, const ModelConfig& config) {
   XXH3_state_t* state = XXH3_createState();
   XXH3_64bits_reset(state);
   for (const Tensor& t : weights.file_tensors()) {
@@ -35,6 +36,15 @@ std::string model_identity(const WeightStore& weights) {
       const size_t begin = (size - kWindowBytes) * w / (kNumWindows - 1);
       XXH3_64bits_update(state, bytes + begin, kWindowBytes);
     }
+  }
+  // K is stored after RoPE: a scaling set on the command line (or in the metadata) changes it.
+  const RopeScaling& s = config.rope_scaling;
+  if (s.enabled()) {
+    const std::string rope = fmt::format("rope|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", s.type, s.factor,
+                                         s.original_max_position, s.low_freq_factor, s.high_freq_factor, s.beta_fast,
+                                         s.beta_slow, s.attention_factor, s.mscale, s.mscale_all_dim,
+                                         s.attn_factor_multiplier, s.ext_factor, s.truncate);
+    XXH3_64bits_update(state, rope.data(), rope.size());
   }
   const uint64_t digest = XXH3_64bits_digest(state);
   XXH3_freeState(state);

@@ -5,7 +5,8 @@
 // tensor up to 64 KiB; 16 evenly spaced 4 KiB windows of a larger one). A
 // file replaced in place gets a new identity; the same file under another
 // path (or on another host, which a router can predict) keeps it. Cost: at
-// most ~64 KiB read per tensor, computed once at load.
+// most ~64 KiB read per tensor, computed once at load. A RoPE scaling, when
+// there is one, is hashed too: it changes every cached K.
 #pragma once
 
 #include <string>
@@ -13,7 +14,8 @@
 namespace llmesh::model {
 
 class WeightStore;
+struct ModelConfig;
 
-std::string model_identity(const WeightStore& weights);
+std::string model_identity(const WeightStore& weights, const ModelConfig& config);
 
 }  // namespace llmesh::model

@@ -1,6 +1,7 @@
 #include "model/weight_store.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/error.h"
 #include "core/mapped_file.h"
@@ -62,6 +63,33 @@ void check_range(int64_t value, int64_t min, int64_t max, const char* what, cons
   check(value >= min && value <= max, "{}: {} = {} is out of range [{}, {}]", source, what, value, min, max);
 }
 
+void check_rope_scaling(const ModelConfig& c, const std::string& source) {
+  const RopeScaling& s = c.rope_scaling;
+  if (!s.enabled()) return;
+  static const char* const kTypes[] = {"linear", "dynamic", "yarn", "llama3"};
+  check(std::find(std::begin(kTypes), std::end(kTypes), s.type) != std::end(kTypes),
+        "{}: unsupported rope scaling type '{}' (llmesh supports linear, dynamic, yarn, llama3)", source, s.type);
+  check(s.factor >= 1 && s.factor < 1e4f, "{}: rope scaling factor {} is out of range [1, 10000)", source, s.factor);
+  check_range(s.original_max_position, 1, kMaxPosition, "rope scaling original_max_position_embeddings", source);
+  if (s.type == "llama3") {
+    check(s.high_freq_factor > s.low_freq_factor && s.low_freq_factor > 0,
+          "{}: rope_scaling needs 0 < low_freq_factor < high_freq_factor (got {} and {})", source, s.low_freq_factor,
+          s.high_freq_factor);
+  }
+  if (s.type == "yarn") {
+    check(s.beta_fast > s.beta_slow && s.beta_slow > 0, "{}: yarn needs beta_fast > beta_slow > 0 (got {} and {})",
+          source, s.beta_fast, s.beta_slow);
+    check(s.attention_factor >= 0 && s.attention_factor < 100 && s.attn_factor_multiplier > 0 &&
+              s.attn_factor_multiplier < 100 && s.ext_factor >= 0 && s.ext_factor <= 1,
+          "{}: yarn attention_factor {}, attn_factor {} or ext_factor {} is out of range", source, s.attention_factor,
+          s.attn_factor_multiplier, s.ext_factor);
+    check(std::isfinite(s.mscale) && std::isfinite(s.mscale_all_dim) && std::abs(s.mscale) < 100 &&
+              std::abs(s.mscale_all_dim) < 100,
+          "{}: yarn mscale {} / mscale_all_dim {} is out of range", source, s.mscale, s.mscale_all_dim);
+  }
+  check_range(c.max_context(), 1, kMaxPosition, "the scaled context (max_position x rope scaling factor)", source);
+}
+
 }  // namespace
 
 void check_model_config(const ModelConfig& c, const std::string& source) {
@@ -85,17 +113,7 @@ void check_model_config(const ModelConfig& c, const std::string& source) {
   } else {
     check_range(c.intermediate_size, 1, kMaxWidth, "intermediate_size", source);
   }
-  if (c.rope_scaling.type == "llama3") {
-    check(c.rope_scaling.factor >= 1 && c.rope_scaling.factor < 1e6f, "{}: rope_scaling factor {} is out of range",
-          source, c.rope_scaling.factor);
-    check(c.rope_scaling.high_freq_factor > c.rope_scaling.low_freq_factor && c.rope_scaling.low_freq_factor > 0,
-          "{}: rope_scaling needs 0 < low_freq_factor < high_freq_factor (got {} and {})", source,
-          c.rope_scaling.low_freq_factor, c.rope_scaling.high_freq_factor);
-    check_range(c.rope_scaling.original_max_position, 1, kMaxPosition, "rope_scaling original_max_position_embeddings",
-                source);
-  } else {
-    check(c.rope_scaling.type.empty(), "{}: unsupported rope scaling '{}'", source, c.rope_scaling.type);
-  }
+  check_rope_scaling(c, source);
 }
 
 namespace {

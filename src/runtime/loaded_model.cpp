@@ -9,9 +9,9 @@
 namespace llmesh::runtime {
 
 std::unique_ptr<LoadedModel> LoadedModel::load(const std::string& path, ThreadPool& pool, WeightResidency residency,
-                                               dist::Job* job) {
+                                               dist::Job* job, const model::ConfigOverrides& overrides) {
   auto loaded = std::make_unique<LoadedModel>();
-  ModelFileSet opened = ModelFileSet::open(path);
+  ModelFileSet opened = ModelFileSet::open(path, overrides);
   loaded->eos_token_ids = opened.eos_token_ids();
   loaded->files = std::move(opened.files);
   loaded->tokenizer_files = std::move(opened.tokenizer);
@@ -29,7 +29,7 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const std::string& path, ThreadPo
                                                                  tokenizer_files.bos_token, tokenizer_files.eos_token);
   }
   loaded->model = model::create_model(loaded->files, pool, loaded->shard);
-  loaded->identity = model::model_identity(loaded->files.weights);
+  loaded->identity = model::model_identity(loaded->files.weights, config);
   if (int32_t eos = loaded->tokenizer->eos_token_id(); eos >= 0 &&
       std::find(loaded->eos_token_ids.begin(), loaded->eos_token_ids.end(), eos) == loaded->eos_token_ids.end()) {
     loaded->eos_token_ids.push_back(eos);

@@ -36,7 +36,7 @@ struct LoadedModel {
   // shard of the model (the layout is agreed with the other ranks, who call it too).
   static std::unique_ptr<LoadedModel> load(const std::string& path, ThreadPool& pool,
                                            WeightResidency residency = WeightResidency::Auto,
-                                           dist::Job* job = nullptr);
+                                           dist::Job* job = nullptr, const model::ConfigOverrides& overrides = {});
 
   const model::ModelConfig& config() const { return files.config; }
   // The model's chat template applied to OpenAI-style messages; Error when there is none.

@@ -5,9 +5,9 @@
 
 namespace llmesh::runtime {
 
-ModelFileSet ModelFileSet::open(const std::string& path) {
+ModelFileSet ModelFileSet::open(const std::string& path, const model::ConfigOverrides& overrides) {
   ModelFileSet set;
-  set.files = model::open_model(path);
+  set.files = model::open_model(path, overrides);
   if (set.files.gguf) {
     set.tokenizer = text::tokenizer_from_gguf(*set.files.gguf);
     set.files.gguf.reset();  // kept by open_model only for this read

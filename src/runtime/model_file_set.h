@@ -20,7 +20,8 @@ struct ModelFileSet {
 
   // A .gguf file (parsed once for both halves) or a Hugging Face directory; Error when the tokenizer
   // has more tokens than the model has embedding rows. Throws Error naming the path.
-  static ModelFileSet open(const std::string& path);
+  // `overrides` change the config the files give (model::open_model).
+  static ModelFileSet open(const std::string& path, const model::ConfigOverrides& overrides = {});
 
   // Generation stops at any of these: the ids the model's generation config lists, else the tokenizer's.
   std::vector<int32_t> eos_token_ids() const;

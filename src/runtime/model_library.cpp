@@ -70,7 +70,7 @@ LibraryModel describe(const fs::path& path, const std::string& format, int64_t s
     m.quantization = summary.quantization;
     m.num_parameters = summary.num_parameters;
     m.num_active_parameters = summary.num_active_parameters;
-    m.context_tokens = c.max_position;
+    m.context_tokens = c.max_context();
     m.kv_bytes_per_token = kv::KvCacheShape{c.num_layers, c.num_kv_heads, c.head_dim, 16, 0}.bytes_per_token();
   } catch (const std::exception& e) {
     m.error = e.what();

@@ -58,5 +58,24 @@ expect_error "token id outside vocabulary" "--prompt-ids" "$LLMESH" run --model 
 expect_error "non-numeric prompt id" "--prompt-ids" "$LLMESH" run --model "$gguf" --prompt-ids 1,x
 expect_error "nothing to do" "--prompt" "$LLMESH" run --model "$gguf"
 
+# Long context: past the trained length only with RoPE scaling, and the error says how.
+expect_error "--ctx-size past the trained context" "--rope-scaling yarn --rope-scale 3" \
+  "$LLMESH" run --model "$gguf" --prompt hi --ctx-size 100000
+expect_error "--ctx-size past the scaled context" "the model's RoPE scaling (yarn, factor 2) reaches" \
+  "$LLMESH" serve --model "$gguf" --rope-scaling yarn --rope-scale 2 --ctx-size 100000
+expect_error "--rope-scale alone" "need --rope-scaling" "$LLMESH" run --model "$gguf" --prompt hi --rope-scale 4
+expect_error "--rope-scaling without a factor" "needs --rope-scale" \
+  "$LLMESH" run --model "$gguf" --prompt hi --rope-scaling yarn
+cp -r "$M/tiny-qwen3" "$T/rope"
+sed -i 's/"rope_scaling": null/"rope_scaling": {"rope_type": "su", "factor": 2.0}/' "$T/rope/config.json"
+expect_error "unknown rope_scaling type" "unsupported rope scaling type 'su'" "$LLMESH" inspect --model "$T/rope"
+if out=$(timeout 60 "$LLMESH" run --model "$gguf" --prompt-ids 1,2,3 --max-tokens 2 --rope-scaling yarn \
+    --rope-scale 4 --yarn-orig-ctx 32768 --ctx-size 131072 --json 2>&1) && grep -q '"output_tokens":2' <<<"$out"; then
+  echo "ok:   --rope-scaling yarn --rope-scale 4 runs at --ctx-size 131072"
+else
+  echo "FAIL: --rope-scaling yarn run: $out"
+  failures=$((failures + 1))
+fi
+
 echo "$failures failed"
 [ $failures -eq 0 ]

@@ -49,6 +49,7 @@ class Transformer:
         self.w = {name: np.asarray(value, dtype=np.float64) for name, value in weights.items()}
         self.rope_style = rope_style
         self.inv_freq = rope.inv_freq_for(spec) if inv_freq is None else inv_freq
+        self.rope_magnitude = rope.attention_factor_for(spec)
         self.round_activations = round_activations
         self.output_weight = self.w["model.embed_tokens.weight" if spec.tie_word_embeddings
                                     else "lm_head.weight"]
@@ -64,8 +65,8 @@ class Transformer:
 
     def rope(self, x, positions):
         if self.rope_style == "half":
-            return rope.apply_rope_half(x, positions, self.inv_freq)
-        return rope.apply_rope_interleaved(x, positions, self.inv_freq)
+            return rope.apply_rope_half(x, positions, self.inv_freq, self.rope_magnitude)
+        return rope.apply_rope_interleaved(x, positions, self.inv_freq, self.rope_magnitude)
 
     def attention(self, layer, x, positions, cache):
         spec, p = self.spec, f"model.layers.{layer}.self_attn."

@@ -156,6 +156,13 @@ def add_model_metadata(writer, spec, dtype_name, file_type):
     writer.add_f32(f"{arch}.rope.freq_base", spec.rope_theta)
     writer.add_u32(f"{arch}.rope.dimension_count", spec.head_dim)
     writer.add_u32(f"{arch}.vocab_size", spec.vocab_size)
+    kind = rope.scaling_type(spec)
+    if kind in ("yarn", "linear"):   # llama3 goes in rope_freqs.weight
+        writer.add_string(f"{arch}.rope.scaling.type", kind)
+        writer.add_f32(f"{arch}.rope.scaling.factor", spec.rope_scaling["factor"])
+        original = spec.rope_scaling.get("original_max_position_embeddings")
+        if original:
+            writer.add_u32(f"{arch}.rope.scaling.original_context_length", original)
     if spec.is_moe:
         writer.add_u32(f"{arch}.expert_count", spec.num_experts)
         writer.add_u32(f"{arch}.expert_used_count", spec.num_experts_per_tok)

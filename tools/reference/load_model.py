@@ -50,6 +50,11 @@ def spec_from_gguf(gguf):
     def get(key, default=None):
         return meta.get(f"{arch}.{key}", default)
 
+    rope_scaling = None
+    if get("rope.scaling.type", "none") != "none":
+        rope_scaling = {"rope_type": get("rope.scaling.type"), "factor": float(get("rope.scaling.factor")),
+                        "original_max_position_embeddings": get("rope.scaling.original_context_length")}
+
     return model_spec.ModelSpec(
         name=meta.get("general.name", arch), hf_architecture=hf_architecture, hf_model_type=model_type,
         gguf_architecture=arch, tokenizer="llama3" if meta.get("tokenizer.ggml.pre") == "llama-bpe" else "qwen3",
@@ -58,7 +63,7 @@ def spec_from_gguf(gguf):
         head_dim=get("attention.key_length"), intermediate_size=get("feed_forward_length"),
         vocab_size=get("vocab_size", len(meta["tokenizer.ggml.tokens"])),
         max_position_embeddings=get("context_length"), rope_theta=float(get("rope.freq_base")),
-        rms_norm_eps=float(get("attention.layer_norm_rms_epsilon")),
+        rope_scaling=rope_scaling, rms_norm_eps=float(get("attention.layer_norm_rms_epsilon")),
         tie_word_embeddings="output.weight" not in tensors,
         attention_bias="blk.0.attn_q.bias" in tensors, qk_norm="blk.0.attn_q_norm.weight" in tensors,
         num_experts=get("expert_count", 0), num_experts_per_tok=get("expert_used_count", 0),
@@ -77,7 +82,7 @@ def load_gguf(path, gguf_layout_rope=False):
     gguf = gguf_reader.GGUFFile(path)
     spec = spec_from_gguf(gguf)
     tensors = {name: gguf.tensor(name) for name in gguf.tensor_infos}
-    inv_freq = rope.base_inv_freq(spec.head_dim, spec.rope_theta)
+    inv_freq = rope.inv_freq_for(spec)   # yarn/linear from the metadata; llama3 from rope_freqs below
     if "rope_freqs.weight" in tensors:
         inv_freq = inv_freq / tensors["rope_freqs.weight"].astype(np.float64)
     interleaved = gguf_layout_rope and spec.gguf_architecture == "llama"

@@ -34,7 +34,7 @@ class ModelSpec:
     tie_word_embeddings: bool
     attention_bias: bool = False   # q/k/v biases (Qwen2)
     qk_norm: bool = False          # per-head RMSNorm of q and k (Qwen3)
-    rope_scaling: dict = None      # llama3 scaling parameters, or None
+    rope_scaling: dict = None      # HF rope_scaling (llama3, yarn, linear, dynamic), or None
     num_experts: int = 0           # > 0: every layer's MLP is a mixture of experts
     num_experts_per_tok: int = 0
     moe_intermediate_size: int = 0
@@ -123,6 +123,9 @@ TINY_MODELS = {
         gguf_architecture="qwen2", hidden_size=64, num_layers=2, num_heads=4, num_kv_heads=2,
         head_dim=16, intermediate_size=128, max_position_embeddings=32768,
         rope_theta=1000000.0, rms_norm_eps=1e-6, tie_word_embeddings=True,
+        # YaRN as Qwen2.5's model card documents it; this original context puts the ramp mid-head
+        # (pairs 0-2 kept, 3-4 ramped, 5-7 interpolated) so every YaRN regime occurs
+        rope_scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 8192},
         attention_bias=True, seed=9002, **QWEN_TOKENS),
     "tiny-qwen3": ModelSpec(
         name="tiny-qwen3", hf_architecture="Qwen3ForCausalLM", hf_model_type="qwen3",

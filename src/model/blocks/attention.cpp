@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "model/blocks/rope.h"
 #include "model/weight_store.h"
 
 namespace llmesh::model {
@@ -14,6 +15,10 @@ Attention::Attention(const ModelConfig& config, const WeightStore& weights, int6
       num_kv_heads_(config.num_kv_heads / shard.tp_size),
       partial_(shard.tp_size > 1),
       inv_freq_(inv_freq) {
+  // YaRN multiplies cos and sin by its attention factor m, so q.k by m^2: applied here to the
+  // scores, where it costs nothing (the rotation then stays the plain one, and V is unaffected).
+  const float m = rope_attention_factor(config);
+  score_scale_ = m * m / std::sqrt(float(config.head_dim));
   check(config.num_kv_heads % shard.tp_size == 0,
         "{} KV heads do not split over {} tensor-parallel ranks (each rank needs whole KV heads)",
         config.num_kv_heads, shard.tp_size);
@@ -55,8 +60,7 @@ void Attention::forward(kernels::Backend& backend, const float* h, float* out, c
   backend.rope_inplace(k, num_tokens, num_kv_heads, head_dim, step.batch.positions, inv_freq_.data(), interleaved);
 
   backend.store_kv(k, v, step.slot_mapping, num_tokens, kv);
-  const float scale = 1.0f / std::sqrt(float(head_dim));
-  backend.paged_attention(q, attn, step.batch, kv, num_heads, scale);
+  backend.paged_attention(q, attn, step.batch, kv, num_heads, score_scale_);
   o_proj_.apply(backend, attn, out, num_tokens);
 }
 

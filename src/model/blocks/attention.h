@@ -41,6 +41,7 @@ class Attention {
   int64_t num_heads_, num_kv_heads_;  // this rank's
   bool partial_;
   const std::vector<float>& inv_freq_;
+  float score_scale_;  // 1/sqrt(head_dim), times YaRN's attention factor squared
   Linear q_proj_, k_proj_, v_proj_, o_proj_;
   std::vector<float> q_norm_, k_norm_;  // [head_dim] or empty
 };

@@ -236,8 +236,14 @@ TEST(FormatHf, ConfigParsing) {
   EXPECT_TRUE(parse_hf_config(llama, "config.json").attention_bias);
 
   auto err = [](const Json& j) { return error_of([&] { parse_hf_config(j, "cfg/config.json"); }); };
-  llama["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}};
-  EXPECT_NE(err(llama).find("unsupported rope scaling type 'yarn'"), std::string::npos);
+  llama["rope_scaling"] = {{"rope_type", "longrope"}, {"factor", 4.0}};
+  EXPECT_NE(err(llama).find("unsupported rope scaling type 'longrope'"), std::string::npos);
+  llama["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 0.5}};
+  EXPECT_NE(err(llama).find("rope scaling factor 0.5 is out of range"), std::string::npos);
+  llama["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}, {"beta_fast", 1.0}, {"beta_slow", 2.0}};
+  EXPECT_NE(err(llama).find("yarn needs beta_fast > beta_slow > 0"), std::string::npos);
+  llama["rope_scaling"] = {{"rope_type", "linear"}};
+  EXPECT_NE(err(llama).find("'factor'"), std::string::npos);
   Json bad = test::tiny_hf_config(spec);
   bad["architectures"] = {"GemmaForCausalLM"};
   EXPECT_NE(err(bad).find("cfg/config.json: unknown architecture 'GemmaForCausalLM'"), std::string::npos);

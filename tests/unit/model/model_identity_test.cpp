@@ -16,7 +16,10 @@ using model::open_model;
 
 namespace {
 
-std::string identity_of(const std::filesystem::path& path) { return model_identity(open_model(path.string()).weights); }
+std::string identity_of(const std::filesystem::path& path) {
+  const model::ModelFiles files = open_model(path.string());
+  return model_identity(files.weights, files.config);
+}
 
 TEST(ModelIdentity, FollowsContentNotPath) {
   const auto dir = test::fresh_dir("model_identity");
