@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/log.h"
 
 namespace llmesh::model {
 
@@ -21,6 +22,7 @@ struct ArchName {
 };
 constexpr ArchName kArchs[] = {
     {"LlamaForCausalLM", "llama", "llama"},
+    {"MistralForCausalLM", "mistral", "llama"},  // Mistral / Devstral: Llama's blocks (GGUF calls it llama too)
     {"Qwen2ForCausalLM", "qwen2", "qwen2"},
     {"Qwen3ForCausalLM", "qwen3", "qwen3"},
     {"Qwen3MoeForCausalLM", "qwen3_moe", "qwen3moe"},
@@ -36,8 +38,8 @@ std::string arch_from_config(const ju::Json& config, const std::string& source) 
       if (hf_class == a.hf_class) return a.arch;
     }
     fail(
-        "{}: unknown architecture '{}' (llmesh supports LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
-        "Qwen3MoeForCausalLM)",
+        "{}: unknown architecture '{}' (llmesh supports LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
+        "Qwen3ForCausalLM, Qwen3MoeForCausalLM)",
         source, hf_class);
   }
   auto model_type = ju::find_string(config, "model_type", source);
@@ -45,7 +47,8 @@ std::string arch_from_config(const ju::Json& config, const std::string& source) 
   for (const ArchName& a : kArchs) {
     if (*model_type == a.model_type) return a.arch;
   }
-  fail("{}: unknown model_type '{}' (llmesh supports llama, qwen2, qwen3, qwen3_moe)", source, *model_type);
+  fail("{}: unknown model_type '{}' (llmesh supports llama, mistral, qwen2, qwen3, qwen3_moe)", source,
+       *model_type);
 }
 
 // HF `rope_scaling` (also spelled `rope_parameters` by newer configs). A missing factor or
@@ -80,6 +83,23 @@ void read_rope_scaling(const ju::Json& config, ModelConfig& c, const std::string
   s.truncate = ju::find_bool(rs, "truncate", source).value_or(true);
 }
 
+// Mistral 7B v0.1 (and Qwen2 configs with use_sliding_window) attend to the last `sliding_window`
+// tokens only. llmesh attends to everything, which is the same up to the window: so the context is
+// capped there, and says so. Later Mistral models set sliding_window null.
+void cap_at_sliding_window(const ju::Json& config, ModelConfig& c, const std::string& source) {
+  auto window = config.find("sliding_window");
+  if (window == config.end() || window->is_null()) return;
+  const bool used = c.arch == "llama" || ju::find_bool(config, "use_sliding_window", source).value_or(false);
+  if (!used) return;  // Qwen2/Qwen3 configs name a window they do not use
+  const int64_t tokens = ju::get_int(config, "sliding_window", source);
+  check(tokens > 0, "{}: sliding_window {} must be positive", source, tokens);
+  if (tokens >= c.max_context()) return;
+  log_warn("{}: sliding-window attention ({} tokens) is not implemented; the context is capped at the window, "
+           "where full attention gives the same result",
+           source, tokens);
+  c.sliding_window = tokens;
+}
+
 // Parses a decimal layer/expert index at s[pos...] up to `end_char`; advances pos.
 bool parse_index(const std::string& s, size_t& pos, std::string* digits) {
   const size_t start = pos;
@@ -112,6 +132,7 @@ ModelConfig parse_hf_config(const ju::Json& config, const std::string& source) {
   c.rope_theta = number("rope_theta", 10000.0);
   c.rope_style = RopeStyle::Neox;  // HF checkpoints use rotate_half pairs for every family
   read_rope_scaling(config, c, source);
+  cap_at_sliding_window(config, c, source);
   c.tie_word_embeddings = ju::find_bool(config, "tie_word_embeddings", source).value_or(false);
   // Qwen2 always has q/k/v biases; the others only when the config says so.
   c.attention_bias = c.arch == "qwen2" || ju::find_bool(config, "attention_bias", source).value_or(false);

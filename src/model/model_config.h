@@ -56,6 +56,9 @@ struct ModelConfig {
   bool tie_word_embeddings = false;  // output projection reuses token_embd
   bool attention_bias = false;       // q/k/v projections have biases (Qwen2)
   bool qk_norm = false;              // per-head RMSNorm of q and k before RoPE (Qwen3)
+  // Every layer attends to the last `sliding_window` tokens only (Mistral 7B v0.1); 0: no window.
+  // Attention here is full, which is the same up to the window, so max_context() stops there.
+  int64_t sliding_window = 0;
 
   // Mixture of experts (num_experts == 0 for dense models).
   int64_t num_experts = 0;
@@ -66,7 +69,7 @@ struct ModelConfig {
   bool is_moe() const { return num_experts > 0; }
   // The longest context the model runs: max_position, stretched by RoPE scaling (linear and
   // dynamic: max_position x factor; yarn: original x factor, at least max_position; llama3: unchanged,
-  // its max_position is already the long one). --ctx-size may not exceed it.
+  // its max_position is already the long one); at most sliding_window. --ctx-size may not exceed it.
   int64_t max_context() const;
 };
 

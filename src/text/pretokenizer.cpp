@@ -21,6 +21,9 @@ constexpr std::string_view kDeepSeekV3Cjk = "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\
 constexpr std::string_view kDeepSeekV3Words =
     "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| "
     "?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+";
+// Mistral's Tekken (Nemo, Small 3.x, Devstral): case-aware words, single digits.
+constexpr std::string_view kTekkenPattern =
+    R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 constexpr std::string_view kGpt2Pattern =
     R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 
@@ -132,12 +135,13 @@ std::vector<std::string> PreTokenizer::patterns_for(std::string_view name) {
   if (name == "deepseek-v3") {
     return {std::string(kDeepSeekV3Digits), std::string(kDeepSeekV3Cjk), std::string(kDeepSeekV3Words)};
   }
+  if (name == "tekken") return {std::string(kTekkenPattern)};
   if (name == "gpt2" || name == "gpt-2") return {std::string(kGpt2Pattern)};
-  fail("unknown pre-tokenizer '{}' (known: qwen2, llama3 or llama-bpe, deepseek-v3, gpt2 or gpt-2)", name);
+  fail("unknown pre-tokenizer '{}' (known: qwen2, llama3 or llama-bpe, deepseek-v3, tekken, gpt2 or gpt-2)", name);
 }
 
 std::string PreTokenizer::name_of(const std::vector<std::string>& patterns) {
-  for (const char* name : {"qwen2", "llama3", "deepseek-v3", "gpt2"}) {
+  for (const char* name : {"qwen2", "llama3", "deepseek-v3", "tekken", "gpt2"}) {
     if (patterns_for(name) == patterns) return name;
   }
   return "";

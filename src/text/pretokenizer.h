@@ -30,7 +30,7 @@ class PreTokenizer {
   PreTokenizer& operator=(PreTokenizer&&) noexcept;
 
   // The patterns of a pre-tokenizer llmesh knows by name: "qwen2", "llama3"
-  // (GGUF: "llama-bpe"), "deepseek-v3", "gpt2" (GGUF: "gpt-2"). Error for any other name.
+  // (GGUF: "llama-bpe"), "deepseek-v3", "tekken" (Mistral), "gpt2" (GGUF: "gpt-2"). Error for any other name.
   static std::vector<std::string> patterns_for(std::string_view name);
   // The name whose patterns equal `patterns`, or "" when none does.
   static std::string name_of(const std::vector<std::string>& patterns);

@@ -66,6 +66,28 @@ E, k, mff = moe["num_experts"], moe["num_experts_per_tok"], moe["moe_intermediat
 check(info["parameters"] - info["active_parameters"] == moe["num_hidden_layers"] * (E - k) * 3 * moe["hidden_size"] * mff,
       "inspect active parameters of the MoE model")
 
+# Mistral / Devstral checkpoints (MistralForCausalLM) are Llama's blocks: tiny-llama3's weights
+# under a Mistral config give the same logits; a sliding window caps the context (with a warning).
+import shutil, tempfile
+with tempfile.TemporaryDirectory() as tmp:
+    mistral = os.path.join(tmp, "tiny-mistral")
+    shutil.copytree(f"{M}/tiny-llama3", mistral)
+    cfg = json.load(open(f"{mistral}/config.json"))
+    cfg.update(architectures=["MistralForCausalLM"], model_type="mistral", sliding_window=None)
+    json.dump(cfg, open(f"{mistral}/config.json", "w"))
+    args = ["--prompt-ids", "128000,791,6864,315,9822,374", "--max-tokens", "8", "--temperature", "0", "--json",
+            "--ignore-eos", "--dump-logits"]
+    llama = run("run", "--model", f"{M}/tiny-llama3", *args, f"{tmp}/llama.json")
+    as_mistral = run("run", "--model", mistral, *args, f"{tmp}/mistral.json")
+    check(llama["output_ids"] == as_mistral["output_ids"] and
+          open(f"{tmp}/llama.json", "rb").read() == open(f"{tmp}/mistral.json", "rb").read(),
+          "MistralForCausalLM = LlamaForCausalLM on the same weights (tokens and logits)")
+    cfg["sliding_window"] = 1024
+    json.dump(cfg, open(f"{mistral}/config.json", "w"))
+    info = subprocess.run([llmesh, "inspect", "--model", mistral, "--json"], capture_output=True, text=True, timeout=60)
+    check(json.loads(info.stdout)["context_length"] == 1024 and "sliding-window attention (1024 tokens)" in info.stderr,
+          "a Mistral sliding window caps the context, with a warning")
+
 print(f"{failures} failed")
 sys.exit(1 if failures else 0)
 PY

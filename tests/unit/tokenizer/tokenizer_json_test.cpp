@@ -123,7 +123,7 @@ TEST(TokenizerJsonAssets, SpecialTokenFacts) {
   }
   if (test::has_asset("mistral_nemo")) {
     const BpeVocab nemo = read_hf_tokenizer_json(test::asset_tokenizer_json("mistral_nemo"));
-    EXPECT_EQ(nemo.pre_tokenizer, "");  // Tekken's regex has no llmesh name: it is used as read
+    EXPECT_EQ(nemo.pre_tokenizer, "tekken");  // the regex GGUF files name "tekken" is exactly this file's
     ASSERT_EQ(nemo.pre_tokenizer_regexes.size(), 1u);
     EXPECT_TRUE(nemo.add_bos_token);
     EXPECT_EQ(nemo.bos_token_id, 1);  // <s>
