@@ -22,7 +22,7 @@ int64_t number_after(std::string_view name, std::string_view prefix) {
 // Matrices tensor parallel splits by heads or by FFN columns.
 bool tp_sharded(std::string_view name) {
   for (std::string_view part : {".attn_q.", ".attn_k.", ".attn_v.", ".attn_output.", ".ffn_gate.", ".ffn_up.",
-                                ".ffn_down.", "_exps."})
+                                ".ffn_down.", "_exps.", "_shexp."})
     if (contains(name, part)) return true;
   return false;
 }
@@ -92,6 +92,8 @@ std::vector<int64_t> rank_weight_bytes(const model::WeightStore& weights, const 
       }
       if (layer < s.layer_begin || layer >= s.end_layer(config.num_layers)) continue;
       if (expert >= 0 && (expert < s.expert_begin || expert >= s.end_expert(config.num_experts))) continue;
+      // shared experts with expert parallel alone: lane 0 holds them (model/blocks/feed_forward.h)
+      if (contains(name, "_shexp.") && s.tp_size == 1 && s.lane != 0) continue;
       bytes[size_t(r)] += tp_sharded(name) ? size / s.tp_size : size;
     }
   }

@@ -21,7 +21,12 @@ DecoderModel::DecoderModel(const ModelConfig& config, const WeightStore& weights
   check(shard.tp_size >= 1 && 0 <= shard.tp_rank && shard.tp_rank < shard.tp_size &&
             config.num_heads % shard.tp_size == 0,
         "{} attention heads do not split over {} tensor-parallel ranks", config.num_heads, shard.tp_size);
-  inv_freq_ = rope_inv_freq(config, weights);
+  // Partial rotary (GLM-4.5): the frequencies run over the rotated dims, theta^(-2i/rotary_dim),
+  // and rope_freqs.weight (if any) has rotary_dim/2 factors, so compute them as for a head of
+  // that width.
+  ModelConfig rotated = config;
+  rotated.head_dim = config.rope_dim();
+  inv_freq_ = rope_inv_freq(rotated, weights);
   const bool embeds = shard.first_stage(), projects = shard.computes_logits(config.num_layers);
   if (!embeds && !projects) return;  // a middle stage (or a lane that leaves the logits to lane 0)
   token_embd_ = weights.get("token_embd.weight");
