@@ -1,5 +1,6 @@
 #include "dist/parallel_plan.h"
 
+#include <algorithm>
 #include <charconv>
 #include <string_view>
 
@@ -34,9 +35,15 @@ CommPlan plan_comm(const model::ModelConfig& config, const ParallelLayout& layou
   const ParallelSizes& s = layout.sizes;
   const int64_t hidden_bytes = config.hidden_size * int64_t(sizeof(float));
   p.width = s.width();
-  const int64_t per_layer = (s.tp > 1 ? 1 : 0) + (s.tp > 1 || (s.ep > 1 && config.is_moe()) ? 1 : 0);
-  p.reductions_per_stage = per_layer * layout.stage_layers.front();
-  p.reductions_in_model = per_layer * config.num_layers;
+  // Per layer: attention and FFN with --tp; with --ep alone only the MoE layers' FFN (the
+  // leading dense layers of GLM-4.5 are replicated, nothing to sum).
+  const int64_t per_layer = (s.tp > 1 ? 1 : 0) + (s.tp > 1 ? 1 : 0);
+  const int64_t per_moe_layer = s.tp == 1 && s.ep > 1 && config.is_moe() ? 1 : 0;
+  const int64_t front = layout.stage_layers.front();
+  p.reductions_per_stage =
+      per_layer * front + per_moe_layer * std::max<int64_t>(0, front - config.first_dense_layers);
+  p.reductions_in_model =
+      per_layer * config.num_layers + per_moe_layer * (config.num_layers - config.first_dense_layers);
   p.reduce_bytes = p.reductions_per_stage * hidden_bytes;
   p.num_boundaries = s.pp - 1;
   p.handoff_bytes = hidden_bytes;

@@ -102,7 +102,8 @@ def planned(model, flags):
 
 
 # What `inspect --plan` predicts is what rank 0 sends (plus the step's own broadcast, < 256 B).
-for model, flags in [(dense, ["--tp", "2"]), (dense, ["--pp", "2"]), (moe, ["--ep", "2"])]:
+for model, flags in [(dense, ["--tp", "2"]), (dense, ["--pp", "2"]), (moe, ["--ep", "2"]), (glm, ["--ep", "2"]),
+                     (glm, ["--tp", "2"])]:
     got, want = comm_per_decode_token(model, 2, flags), planned(model, flags)
     check(want <= got <= want + 256,
           f"{os.path.basename(model)} {' '.join(flags)}: rank 0 sends {got:.0f} B per decode token, the plan says {want}")
