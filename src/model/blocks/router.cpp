@@ -37,9 +37,8 @@ void Router::select_softmax(const float* probs, int64_t num_tokens, MoeRouting& 
     const float* p = probs + t * num_experts;
     std::iota(r.order.begin(), r.order.end(), 0);
     // Highest probability first; ties by lower expert id, deterministically.
-    std::partial_sort(r.order.begin(), r.order.begin() + top_k, r.order.end(), [&](int32_t x, int32_t y) {
-      return p[x] != p[y] ? p[x] > p[y] : x < y;
-    });
+    std::partial_sort(r.order.begin(), r.order.begin() + top_k, r.order.end(),
+                      [&](int32_t x, int32_t y) { return p[x] != p[y] ? p[x] > p[y] : x < y; });
     float sum = 0;
     for (int64_t i = 0; i < top_k; ++i) sum += p[r.order[size_t(i)]];
     for (int64_t i = 0; i < top_k; ++i) {

@@ -36,8 +36,8 @@ class Router {
   void select_sigmoid(const float* logits, int64_t num_tokens, MoeRouting& r) const;
 
   const ModelConfig& config_;
-  Linear gate_;                 // {num_experts, hidden}
-  std::vector<float> bias_;     // [num_experts] or empty
+  Linear gate_;              // {num_experts, hidden}
+  std::vector<float> bias_;  // [num_experts] or empty
 };
 
 }  // namespace llmesh::model
