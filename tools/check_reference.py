@@ -175,6 +175,35 @@ def check_rope():
     expect(list(perm[:4]) == [0, 8, 1, 9], "permutation row order [0, d/2, 1, d/2+1, ...]")
 
 
+def check_glm4_moe_blocks():
+    """GLM-4.5's partial rotary and sigmoid group-limited router on hand-made inputs."""
+    print("glm4moe blocks")
+    spec = model_spec.TINY_MODELS["tiny-glm4moe"]
+    model = forward.Transformer(spec, {"model.embed_tokens.weight": np.zeros((1, 1)), "lm_head.weight": np.zeros((1, 1))})
+    expect(len(model.inv_freq) == spec.rotary_dim // 2 == 8
+           and np.allclose(model.inv_freq, spec.rope_theta ** (-np.arange(0, 16, 2) / 16.0)),
+           "partial rotary: inv_freq = theta^(-2i/rotary_dim), i < rotary_dim/2")
+    x = np.random.default_rng(3).standard_normal((2, 4, spec.head_dim))
+    positions = np.array([3, 11])
+    y = model.rope(x, positions)
+    expect(np.array_equal(y[..., 16:], x[..., 16:]), "partial rotary: dims past rotary_dim pass through")
+    theta = positions[:, None, None] * model.inv_freq[None, None, :]
+    want = np.concatenate([x[..., :8] * np.cos(theta) - x[..., 8:16] * np.sin(theta),
+                           x[..., 8:16] * np.cos(theta) + x[..., :8] * np.sin(theta)], axis=-1)
+    expect(np.allclose(y[..., :16], want), "partial rotary: rotate_half pairs (i, i + rotary_dim/2)")
+    # experts 0-3 group 0, 4-7 group 1; expert 0 has the best score, but group 1's top-2 sum wins
+    logits = np.array([3.0, -3.0, -3.0, -3.0, 1.5, 1.4, -3.0, -3.0])
+    chosen, w = model.route_sigmoid(logits, np.zeros(8))
+    s = 1 / (1 + np.exp(-logits))
+    expect(list(chosen) == [4, 5] and np.allclose(w, 2.5 * s[[4, 5]] / s[[4, 5]].sum()),
+           "router: the best group by its top-2 sum, top-2 inside it, normalized sigmoid * routed scaling")
+    bias = np.zeros(8)
+    bias[7] = 2.0   # the bias changes the choice, not the weight
+    chosen, w = model.route_sigmoid(logits, bias)
+    expect(list(chosen) == [7, 4] and np.allclose(w, 2.5 * s[[7, 4]] / s[[7, 4]].sum()),
+           "router: the correction bias picks expert 7; its weight is its plain sigmoid")
+
+
 def max_rel(a, b):
     return float(np.max(np.abs(np.asarray(a, np.float64) - b)) / np.max(np.abs(b)))
 
@@ -287,6 +316,7 @@ def main():
     check_gguf_bytes()
     check_golden_rules()
     check_rope()
+    check_glm4_moe_blocks()
     version = gen_models.generator_version()
     for name in names:
         spec = model_spec.TINY_MODELS[name]

@@ -180,7 +180,14 @@ void inspect(const InspectOptions& o) {
     out["num_experts"] = c.num_experts;
     out["num_experts_per_token"] = c.num_experts_per_token;
     out["moe_intermediate_size"] = c.moe_intermediate_size;
+    out["router"] = c.router_gating == model::RouterGating::Sigmoid ? "sigmoid" : "softmax";
+    out["num_shared_experts"] = c.num_shared_experts;
+    out["leading_dense_layers"] = c.first_dense_layers;
+    out["expert_groups"] = c.expert_groups;
+    out["expert_groups_used"] = c.expert_groups_used;
+    out["routed_scaling"] = c.routed_scaling;
   }
+  if (c.rope_dim() != c.head_dim) out["rotary_dim"] = c.rope_dim();
   if (o.plan && o.json) print_plan(o, files, out);
   if (o.json) {
     std::printf("%s\n", out.dump(2).c_str());
@@ -188,7 +195,12 @@ void inspect(const InspectOptions& o) {
   }
   fmt::print("model         {} ({}, {})\n", files.name, files.format, files.path);
   fmt::print("architecture  {}{}\n", c.arch,
-             c.is_moe() ? fmt::format(" — {} experts, {} active per token", c.num_experts, c.num_experts_per_token) : "");
+             c.is_moe() ? fmt::format(" — {} experts, {} active per token{}{}", c.num_experts, c.num_experts_per_token,
+                                      c.num_shared_experts > 0 ? fmt::format(" + {} shared", c.num_shared_experts) : "",
+                                      c.first_dense_layers > 0
+                                          ? fmt::format(", first {} layer(s) dense", c.first_dense_layers)
+                                          : "")
+                        : "");
   fmt::print("parameters    {} total, {} active per token\n", human_count(double(total_params)),
              human_count(double(active_params)));
   fmt::print("weights       {}\n", human_bytes(double(weight_bytes)));
@@ -198,12 +210,13 @@ void inspect(const InspectOptions& o) {
              c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim, c.is_moe() ? c.moe_intermediate_size : c.intermediate_size,
              c.vocab_size);
   const model::RopeScaling& rs = c.rope_scaling;
-  fmt::print("context       {} tokens (RoPE theta {}{})\n", c.max_context(), c.rope_theta,
+  fmt::print("context       {} tokens (RoPE theta {}{}{})\n", c.max_context(), c.rope_theta,
              !rs.enabled() ? ""
              : c.max_context() == c.max_position
                  ? fmt::format(", {} scaling", rs.type)
                  : fmt::format(", {} scaling x{} over a {}-token original context", rs.type, rs.factor,
-                               rs.type == "yarn" ? rs.original_max_position : c.max_position));
+                               rs.type == "yarn" ? rs.original_max_position : c.max_position),
+             c.rope_dim() != c.head_dim ? fmt::format(", on {} of {} head dims", c.rope_dim(), c.head_dim) : "");
   fmt::print("KV cache      {} per token ({}{}), {} at full context\n", human_bytes(double(kv.bytes_per_token())),
              dtype_name(kv.dtype), kv_others, human_bytes(double(kv.bytes_per_token()) * double(c.max_context())));
   fmt::print("chat template {}\n", opened.tokenizer.chat_template.empty() ? "none" : "yes");

@@ -9,8 +9,8 @@
 //           is replicated; with --tp 1 attention and dense FFNs are replicated
 // width = max(tp, ep); when both are above 1 they must be equal (the lanes that
 // shard attention also own the experts, as vLLM's expert parallel does).
-// A model with shared experts must replicate them on every lane, never split them
-// (no supported family has them yet).
+// Shared experts (GLM-4.5) are never split by expert: with --tp they are sliced
+// like a dense FFN, with --ep alone lane 0 computes them (model/blocks/feed_forward.h).
 //
 // Layers per stage and experts per lane come from --layer-split / --expert-split
 // when given, else in proportion to each rank's usable memory (--placement auto).

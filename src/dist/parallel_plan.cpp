@@ -1,5 +1,6 @@
 #include "dist/parallel_plan.h"
 
+#include <algorithm>
 #include <charconv>
 #include <string_view>
 
@@ -22,7 +23,7 @@ int64_t number_after(std::string_view name, std::string_view prefix) {
 // Matrices tensor parallel splits by heads or by FFN columns.
 bool tp_sharded(std::string_view name) {
   for (std::string_view part : {".attn_q.", ".attn_k.", ".attn_v.", ".attn_output.", ".ffn_gate.", ".ffn_up.",
-                                ".ffn_down.", "_exps."})
+                                ".ffn_down.", "_exps.", "_shexp."})
     if (contains(name, part)) return true;
   return false;
 }
@@ -34,9 +35,15 @@ CommPlan plan_comm(const model::ModelConfig& config, const ParallelLayout& layou
   const ParallelSizes& s = layout.sizes;
   const int64_t hidden_bytes = config.hidden_size * int64_t(sizeof(float));
   p.width = s.width();
-  const int64_t per_layer = (s.tp > 1 ? 1 : 0) + (s.tp > 1 || (s.ep > 1 && config.is_moe()) ? 1 : 0);
-  p.reductions_per_stage = per_layer * layout.stage_layers.front();
-  p.reductions_in_model = per_layer * config.num_layers;
+  // Per layer: attention and FFN with --tp; with --ep alone only the MoE layers' FFN (the
+  // leading dense layers of GLM-4.5 are replicated, nothing to sum).
+  const int64_t per_layer = (s.tp > 1 ? 1 : 0) + (s.tp > 1 ? 1 : 0);
+  const int64_t per_moe_layer = s.tp == 1 && s.ep > 1 && config.is_moe() ? 1 : 0;
+  const int64_t front = layout.stage_layers.front();
+  p.reductions_per_stage =
+      per_layer * front + per_moe_layer * std::max<int64_t>(0, front - config.first_dense_layers);
+  p.reductions_in_model =
+      per_layer * config.num_layers + per_moe_layer * (config.num_layers - config.first_dense_layers);
   p.reduce_bytes = p.reductions_per_stage * hidden_bytes;
   p.num_boundaries = s.pp - 1;
   p.handoff_bytes = hidden_bytes;
@@ -92,6 +99,8 @@ std::vector<int64_t> rank_weight_bytes(const model::WeightStore& weights, const 
       }
       if (layer < s.layer_begin || layer >= s.end_layer(config.num_layers)) continue;
       if (expert >= 0 && (expert < s.expert_begin || expert >= s.end_expert(config.num_experts))) continue;
+      // shared experts with expert parallel alone: lane 0 holds them (model/blocks/feed_forward.h)
+      if (contains(name, "_shexp.") && s.tp_size == 1 && s.lane != 0) continue;
       bytes[size_t(r)] += tp_sharded(name) ? size / s.tp_size : size;
     }
   }

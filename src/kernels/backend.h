@@ -135,11 +135,13 @@ class Backend {
   // y[r, :] += bias for every row. y: [num_rows, dim]; bias: [dim].
   virtual void add_bias(float* y, const float* bias, int64_t num_rows, int64_t dim) = 0;
 
-  // Rotary position embedding, in place. x: [num_tokens, num_heads, head_dim];
-  // positions: [num_tokens]; inv_freq: [head_dim / 2]; angle = positions[t] * inv_freq[i].
-  // interleaved = false (NeoX / Hugging Face): rotates pairs (i, i + head_dim/2);
-  // interleaved = true (GGUF llama): rotates pairs (2i, 2i + 1).
-  virtual void rope_inplace(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim,
+  // Rotary position embedding, in place, on the first rotary_dim (even, <= head_dim) dims of
+  // each head; dims [rotary_dim, head_dim) pass through (partial rotary, GLM-4.5 / DeepSeek).
+  // x: [num_tokens, num_heads, head_dim]; positions: [num_tokens]; inv_freq: [rotary_dim / 2];
+  // angle = positions[t] * inv_freq[i], with r = rotary_dim:
+  // interleaved = false (NeoX / Hugging Face): rotates pairs (i, i + r/2);
+  // interleaved = true (GGUF llama): rotates pairs (2i, 2i + 1), i < r/2.
+  virtual void rope_inplace(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, int64_t rotary_dim,
                             const int32_t* positions, const float* inv_freq, bool interleaved) = 0;
 
   // ---- paged attention -------------------------------------------------------

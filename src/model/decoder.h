@@ -55,7 +55,7 @@ class DecoderModel : public Model {
   Tensor token_embd_;              // {vocab, hidden}
   std::vector<float> output_norm_;  // [hidden]
   Linear lm_head_;                  // {vocab, hidden}; token_embd when tied
-  std::vector<float> inv_freq_;     // [head_dim / 2]
+  std::vector<float> inv_freq_;     // [rope_dim / 2]
   std::vector<DecoderLayer> layers_;  // layers [shard_.layer_begin, layer_end)
 };
 

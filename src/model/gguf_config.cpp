@@ -1,6 +1,7 @@
 #include "model/gguf_config.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 
 #include "core/error.h"
@@ -13,7 +14,7 @@ namespace {
 
 using format::json_util::checked_float;
 
-constexpr const char* kSupportedArchs[] = {"llama", "qwen2", "qwen3", "qwen3moe"};
+constexpr const char* kSupportedArchs[] = {"llama", "qwen2", "qwen3", "qwen3moe", "glm4moe"};
 
 constexpr const char* kExpertStacks[] = {"ffn_gate_exps", "ffn_up_exps", "ffn_down_exps"};
 
@@ -64,6 +65,18 @@ void read_gguf_rope_scaling(const format::GgufFile& gguf, const std::string& a, 
   s.ext_factor = ext_factor < 0 ? 1.0f : float(ext_factor);  // llama.cpp: negative means "the default", 1 for yarn
 }
 
+// The layer of a "blk.N...." tensor name, or -1.
+int64_t gguf_layer_of(const std::string& name) {
+  if (name.rfind("blk.", 0) != 0) return -1;
+  int64_t layer = 0;
+  size_t i = 4;
+  if (i >= name.size() || !std::isdigit(static_cast<unsigned char>(name[i]))) return -1;
+  for (; i < name.size() && std::isdigit(static_cast<unsigned char>(name[i])) && layer < (int64_t(1) << 40); ++i) {
+    layer = layer * 10 + (name[i] - '0');
+  }
+  return layer;
+}
+
 }  // namespace
 
 bool is_supported_gguf_arch(const std::string& arch) {
@@ -74,8 +87,8 @@ ModelConfig read_gguf_config(const format::GgufFile& gguf) {
   const std::string& source = gguf.path();
   ModelConfig c;
   c.arch = gguf.get_string("general.architecture");
-  check(is_supported_gguf_arch(c.arch), "{}: unknown architecture '{}' (llmesh supports llama, qwen2, qwen3, qwen3moe)",
-        source, c.arch);
+  check(is_supported_gguf_arch(c.arch),
+        "{}: unknown architecture '{}' (llmesh supports llama, qwen2, qwen3, qwen3moe, glm4moe)", source, c.arch);
   const std::string a = c.arch + ".";
   c.hidden_size = gguf.get_int(a + "embedding_length");
   c.num_layers = gguf.get_int(a + "block_count");
@@ -93,7 +106,31 @@ ModelConfig read_gguf_config(const format::GgufFile& gguf) {
   c.rope_style = c.arch == "llama" ? RopeStyle::Interleaved : RopeStyle::Neox;
   read_gguf_rope_scaling(gguf, a, c);
 
-  if (c.arch == "qwen3moe") {
+  if (c.arch == "glm4moe") {
+    // block_count includes the multi-token-prediction layers at the end; they are not loaded.
+    const int64_t nextn = gguf.find_int(a + "nextn_predict_layers").value_or(0);
+    check(nextn >= 0 && nextn < c.num_layers, "{}: {}nextn_predict_layers {} leaves no layers of block_count {}",
+          source, a, nextn, c.num_layers);
+    c.num_layers -= nextn;
+    c.rotary_dim = gguf.find_int(a + "rope.dimension_count").value_or(c.head_dim);
+    c.num_experts = gguf.get_int(a + "expert_count");
+    c.num_experts_per_token = gguf.get_int(a + "expert_used_count");
+    c.moe_intermediate_size = gguf.get_int(a + "expert_feed_forward_length");
+    c.intermediate_size = gguf.get_int(a + "feed_forward_length");
+    c.norm_topk_prob = gguf.find_bool(a + "expert_weights_norm").value_or(false);
+    c.first_dense_layers = gguf.find_int(a + "leading_dense_block_count").value_or(0);
+    c.num_shared_experts = gguf.find_int(a + "expert_shared_count").value_or(0);
+    // llama.cpp's expert_gating_func: 1 softmax, 2 sigmoid; absent (0) means sigmoid for glm4moe.
+    const int64_t gating = gguf.find_int(a + "expert_gating_func").value_or(2);
+    check(gating == 0 || gating == 2, "{}: {}expert_gating_func {} (glm4moe's router is sigmoid, 2)", source, a,
+          gating);
+    c.router_gating = RouterGating::Sigmoid;
+    c.expert_groups = gguf.find_int(a + "expert_group_count").value_or(1);
+    c.expert_groups_used = gguf.find_int(a + "expert_group_used_count").value_or(1);
+    c.routed_scaling = checked_float(gguf.find_float(a + "expert_weights_scale").value_or(1.0),
+                                     "expert_weights_scale", source);
+    c.router_bias = gguf.find_tensor("blk." + std::to_string(c.first_dense_layers) + ".exp_probs_b.bias") != nullptr;
+  } else if (c.arch == "qwen3moe") {
     c.num_experts = gguf.get_int(a + "expert_count");
     c.num_experts_per_token = gguf.get_int(a + "expert_used_count");
     c.moe_intermediate_size = gguf.get_int(a + "expert_feed_forward_length");
@@ -122,10 +159,21 @@ ModelConfig read_gguf_config(const format::GgufFile& gguf) {
   return c;
 }
 
-void add_gguf_weights(const format::GgufFile& gguf, WeightStore& weights) {
+void add_gguf_weights(const format::GgufFile& gguf, WeightStore& weights, int64_t num_layers) {
   if (gguf.mapping()) weights.keep_mapping(gguf.mapping());
+  const bool glm4moe = gguf.find_string("general.architecture").value_or("") == "glm4moe";
   for (const Tensor& t : gguf.tensors()) {
     weights.add_file_tensor(t);
+    const int64_t layer = gguf_layer_of(t.name);
+    if (num_layers >= 0 && layer >= num_layers) continue;  // multi-token-prediction layers (glm4moe), unused
+    if (glm4moe && layer >= 0) {
+      // glm4moe names the post-attention norm after HF's module; it is every family's ffn_norm.
+      const std::string post = "blk." + std::to_string(layer) + ".post_attention_norm.weight";
+      if (t.name == post) {
+        weights.add("blk." + std::to_string(layer) + ".ffn_norm.weight", t);
+        continue;
+      }
+    }
     std::string stem;
     if (is_stacked_expert_tensor(t.name, &stem)) {
       check(t.num_dims() == 3, "{}: expert tensor '{}' should be 3-D {{experts, out, in}}, got {}", gguf.path(), t.name,
@@ -146,7 +194,7 @@ ModelFiles model_from_gguf(const format::GgufFile& gguf, const std::string& path
   files.config = read_gguf_config(gguf);
   files.name = gguf.find_string("general.name").value_or(std::filesystem::path(path).stem().string());
   files.weights = WeightStore(path);
-  add_gguf_weights(gguf, files.weights);
+  add_gguf_weights(gguf, files.weights, files.config.num_layers);
   check_weights_match_config(files.weights, files.config);
 
   // Sampling defaults only: GGUF lists the tokens that end generation in its tokenizer

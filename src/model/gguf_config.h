@@ -20,8 +20,11 @@ ModelConfig read_gguf_config(const format::GgufFile& gguf);
 
 // Registers the file's tensors in `weights`: every tensor under its own name,
 // and each stacked expert tensor blk.N.ffn_X_exps.weight {experts, out, in}
-// also as per-expert 2-D views blk.N.ffn_X_exps.E.weight.
-void add_gguf_weights(const format::GgufFile& gguf, WeightStore& weights);
+// also as per-expert 2-D views blk.N.ffn_X_exps.E.weight. glm4moe's
+// blk.N.post_attention_norm.weight is registered as blk.N.ffn_norm.weight. With
+// num_layers >= 0, the tensors of blocks N >= num_layers (glm4moe's
+// multi-token-prediction layers) are left out (still counted as file tensors).
+void add_gguf_weights(const format::GgufFile& gguf, WeightStore& weights, int64_t num_layers = -1);
 
 // What open_model returns for a GGUF file (but `gguf`, left null), from a parsed
 // file; checks the weights against the config. `path` is what the user passed.

@@ -26,6 +26,7 @@ constexpr ArchName kArchs[] = {
     {"Qwen2ForCausalLM", "qwen2", "qwen2"},
     {"Qwen3ForCausalLM", "qwen3", "qwen3"},
     {"Qwen3MoeForCausalLM", "qwen3_moe", "qwen3moe"},
+    {"Glm4MoeForCausalLM", "glm4_moe", "glm4moe"},
 };
 
 std::string arch_from_config(const ju::Json& config, const std::string& source) {
@@ -39,7 +40,7 @@ std::string arch_from_config(const ju::Json& config, const std::string& source) 
     }
     fail(
         "{}: unknown architecture '{}' (llmesh supports LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
-        "Qwen3ForCausalLM, Qwen3MoeForCausalLM)",
+        "Qwen3ForCausalLM, Qwen3MoeForCausalLM, Glm4MoeForCausalLM)",
         source, hf_class);
   }
   auto model_type = ju::find_string(config, "model_type", source);
@@ -47,7 +48,7 @@ std::string arch_from_config(const ju::Json& config, const std::string& source) 
   for (const ArchName& a : kArchs) {
     if (*model_type == a.model_type) return a.arch;
   }
-  fail("{}: unknown model_type '{}' (llmesh supports llama, mistral, qwen2, qwen3, qwen3_moe)", source,
+  fail("{}: unknown model_type '{}' (llmesh supports llama, mistral, qwen2, qwen3, qwen3_moe, glm4_moe)", source,
        *model_type);
 }
 
@@ -100,6 +101,39 @@ void cap_at_sliding_window(const ju::Json& config, ModelConfig& c, const std::st
   c.sliding_window = tokens;
 }
 
+// GLM-4.5's config.json: partial rotary, optional q/k norm, dense leading layers, and the
+// sigmoid router with score-correction bias, expert groups, routed scaling and shared experts.
+// The num_nextn_predict_layers MTP layers (model.layers.<num_hidden_layers>...) are not loaded.
+void read_glm4_moe(const ju::Json& config, ModelConfig& c, const std::string& source) {
+  // Newer transformers nest partial_rotary_factor in rope_parameters.
+  std::optional<double> factor = ju::find_number(config, "partial_rotary_factor", source);
+  auto rope_parameters = config.find("rope_parameters");
+  if (!factor && rope_parameters != config.end() && rope_parameters->is_object()) {
+    factor = ju::find_number(*rope_parameters, "partial_rotary_factor", source);
+  }
+  const double rotary_factor = factor.value_or(0.5);
+  check(rotary_factor > 0 && rotary_factor <= 1, "{}: partial_rotary_factor {} is not in (0, 1]", source,
+        rotary_factor);
+  c.rotary_dim = int64_t(double(c.head_dim) * rotary_factor);
+  c.qk_norm = ju::find_bool(config, "use_qk_norm", source).value_or(false);
+  c.intermediate_size = ju::get_int(config, "intermediate_size", source);
+  std::optional<int64_t> experts = ju::find_int(config, "n_routed_experts", source);
+  if (!experts) experts = ju::find_int(config, "num_experts", source);
+  check(experts.has_value(), "{}: glm4_moe config has no 'n_routed_experts'", source);
+  c.num_experts = *experts;
+  c.num_experts_per_token = ju::get_int(config, "num_experts_per_tok", source);
+  c.moe_intermediate_size = ju::get_int(config, "moe_intermediate_size", source);
+  c.norm_topk_prob = ju::find_bool(config, "norm_topk_prob", source).value_or(true);
+  c.first_dense_layers = ju::find_int(config, "first_k_dense_replace", source).value_or(0);
+  c.num_shared_experts = ju::find_int(config, "n_shared_experts", source).value_or(0);
+  c.router_gating = RouterGating::Sigmoid;
+  c.router_bias = true;  // e_score_correction_bias is a buffer of every Glm4MoeTopkRouter
+  c.expert_groups = ju::find_int(config, "n_group", source).value_or(1);
+  c.expert_groups_used = ju::find_int(config, "topk_group", source).value_or(1);
+  c.routed_scaling = ju::checked_float(ju::find_number(config, "routed_scaling_factor", source).value_or(1.0),
+                                       "routed_scaling_factor", source);
+}
+
 // Parses a decimal layer/expert index at s[pos...] up to `end_char`; advances pos.
 bool parse_index(const std::string& s, size_t& pos, std::string* digits) {
   const size_t start = pos;
@@ -138,7 +172,9 @@ ModelConfig parse_hf_config(const ju::Json& config, const std::string& source) {
   c.attention_bias = c.arch == "qwen2" || ju::find_bool(config, "attention_bias", source).value_or(false);
   c.qk_norm = c.arch == "qwen3" || c.arch == "qwen3moe";
 
-  if (c.arch == "qwen3moe") {
+  if (c.arch == "glm4moe") {
+    read_glm4_moe(config, c, source);
+  } else if (c.arch == "qwen3moe") {
     c.num_experts = ju::get_int(config, "num_experts", source);
     c.num_experts_per_token = ju::get_int(config, "num_experts_per_tok", source);
     c.moe_intermediate_size = ju::get_int(config, "moe_intermediate_size", source);
@@ -205,8 +241,11 @@ std::optional<std::string> hf_tensor_to_canonical(const std::string& hf_name) {
   if (dot == std::string::npos) return std::nullopt;
   const std::string kind = rest.substr(dot + 1);
   const std::string module = rest.substr(0, dot);
-  if (kind != "weight" && kind != "bias") return std::nullopt;
+  if (kind != "weight" && kind != "bias" && kind != "e_score_correction_bias") return std::nullopt;
 
+  if (kind == "e_score_correction_bias") {
+    return module == "mlp.gate" ? std::optional<std::string>(blk + "exp_probs_b.bias") : std::nullopt;
+  }
   static const std::pair<const char*, const char*> kLayerModules[] = {
       {"input_layernorm", "attn_norm"},    {"self_attn.q_proj", "attn_q"},
       {"self_attn.k_proj", "attn_k"},      {"self_attn.v_proj", "attn_v"},
@@ -214,6 +253,9 @@ std::optional<std::string> hf_tensor_to_canonical(const std::string& hf_name) {
       {"self_attn.k_norm", "attn_k_norm"}, {"post_attention_layernorm", "ffn_norm"},
       {"mlp.gate_proj", "ffn_gate"},       {"mlp.up_proj", "ffn_up"},
       {"mlp.down_proj", "ffn_down"},       {"mlp.gate", "ffn_gate_inp"},
+      {"mlp.shared_experts.gate_proj", "ffn_gate_shexp"},
+      {"mlp.shared_experts.up_proj", "ffn_up_shexp"},
+      {"mlp.shared_experts.down_proj", "ffn_down_shexp"},
   };
   for (const auto& [hf, canonical] : kLayerModules) {
     if (module == hf) return blk + canonical + "." + kind;

@@ -16,6 +16,12 @@ namespace llmesh::model {
 //   Interleaved: (2i, 2i + 1)        — GGUF llama (its converter permutes the Q/K rows to match)
 enum class RopeStyle { Neox, Interleaved };
 
+// How a MoE router turns its logits into expert scores.
+//   Softmax: over all experts (Qwen3-MoE); top-k on the probabilities.
+//   Sigmoid: per expert (GLM-4.5, DeepSeek V3); top-k on sigmoid + the score-correction
+//            bias, optionally limited to the best expert groups; weights from the sigmoid alone.
+enum class RouterGating { Softmax, Sigmoid };
+
 // RoPE scaling for contexts past the trained length (HF `rope_scaling`, GGUF `rope.scaling.*`,
 // or `--rope-scaling` on the command line). model/blocks/rope.cpp turns it into frequencies.
 struct RopeScaling {
@@ -39,7 +45,7 @@ struct RopeScaling {
 };
 
 struct ModelConfig {
-  // Architecture family as registered in model/registry: "llama", "qwen2", "qwen3", "qwen3moe".
+  // Architecture family as registered in model/registry: "llama", "qwen2", "qwen3", "qwen3moe", "glm4moe".
   std::string arch;
   int64_t vocab_size = 0;
   int64_t hidden_size = 0;
@@ -51,6 +57,9 @@ struct ModelConfig {
   int64_t max_position = 0;  // context length the model was trained for
   float rms_norm_eps = 1e-6f;
   float rope_theta = 10000.0f;
+  // Leading dims of each head that RoPE rotates (0: all of head_dim); the rest pass through.
+  // GLM-4.5: head_dim * partial_rotary_factor (0.5). inv_freq then runs over these dims.
+  int64_t rotary_dim = 0;
   RopeStyle rope_style = RopeStyle::Neox;
   RopeScaling rope_scaling;
   bool tie_word_embeddings = false;  // output projection reuses token_embd
@@ -65,8 +74,19 @@ struct ModelConfig {
   int64_t num_experts_per_token = 0;
   int64_t moe_intermediate_size = 0;
   bool norm_topk_prob = true;  // renormalize the top-k router weights to sum to 1
+  // GLM-4.5 / DeepSeek V3 options (the defaults are Qwen3-MoE's).
+  int64_t first_dense_layers = 0;  // layers [0, n) have a dense FFN of intermediate_size (first_k_dense_replace)
+  int64_t num_shared_experts = 0;  // always-on experts: one SwiGLU of moe_intermediate_size * this, added
+  RouterGating router_gating = RouterGating::Softmax;
+  bool router_bias = false;        // e_score_correction_bias (exp_probs_b): added to the scores for the choice only
+  int64_t expert_groups = 1;       // n_group: experts in equal consecutive groups
+  int64_t expert_groups_used = 1;  // topk_group: experts are chosen within this many best groups
+  float routed_scaling = 1.0f;     // routed_scaling_factor: multiplies the routed experts' weights
 
   bool is_moe() const { return num_experts > 0; }
+  bool is_moe_layer(int64_t layer) const { return is_moe() && layer >= first_dense_layers; }
+  int64_t rope_dim() const { return rotary_dim > 0 ? rotary_dim : head_dim; }
+  int64_t shared_expert_intermediate() const { return moe_intermediate_size * num_shared_experts; }
   // The longest context the model runs: max_position, stretched by RoPE scaling (linear and
   // dynamic: max_position x factor; yarn: original x factor, at least max_position; llama3: unchanged,
   // its max_position is already the long one); at most sliding_window. --ctx-size may not exceed it.

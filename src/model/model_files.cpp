@@ -1,5 +1,6 @@
 #include "model/model_files.h"
 
+#include <cctype>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +19,19 @@ namespace fs = std::filesystem;
 namespace ju = format::json_util;
 
 namespace {
+
+// The layer of a "model.layers.N...." tensor name, or -1.
+int64_t hf_layer_of(const std::string& name) {
+  const std::string layers = "model.layers.";
+  if (name.rfind(layers, 0) != 0) return -1;
+  int64_t layer = 0;
+  size_t i = layers.size();
+  if (i >= name.size() || !std::isdigit(static_cast<unsigned char>(name[i]))) return -1;
+  for (; i < name.size() && std::isdigit(static_cast<unsigned char>(name[i])) && layer < (int64_t(1) << 40); ++i) {
+    layer = layer * 10 + (name[i] - '0');
+  }
+  return layer;
+}
 
 bool starts_with_gguf_magic(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -71,7 +85,7 @@ ModelFiles open_hf_directory(const std::string& path) {
 
   files.weights = WeightStore(path);
   std::map<std::string, std::string> expected_file;
-  size_t num_ignored = 0;
+  size_t num_ignored = 0, num_past_last_layer = 0;
   std::string first_ignored;
   for (const std::string& shard_path : safetensors_files(dir, &expected_file)) {
     const format::SafetensorsFile shard = format::SafetensorsFile::open(shard_path);
@@ -85,6 +99,11 @@ ModelFiles open_hf_directory(const std::string& path) {
         expected_file.erase(expected);
       }
       files.weights.add_file_tensor(t);
+      // Layers past num_hidden_layers: GLM-4.5 / DeepSeek V3 multi-token-prediction layers, unused.
+      if (hf_layer_of(t.name) >= files.config.num_layers) {
+        ++num_past_last_layer;
+        continue;
+      }
       std::optional<std::string> canonical = hf_tensor_to_canonical(t.name);
       if (!canonical) {
         if (num_ignored++ == 0) first_ignored = t.name;
@@ -96,6 +115,10 @@ ModelFiles open_hf_directory(const std::string& path) {
   check(expected_file.empty(), "{}: tensor '{}' is listed in model.safetensors.index.json but missing from {}", path,
         expected_file.empty() ? "" : expected_file.begin()->first,
         expected_file.empty() ? "" : expected_file.begin()->second);
+  if (num_past_last_layer > 0) {
+    log_info("{}: not loading {} tensor(s) of layers past num_hidden_layers {} (multi-token prediction)", path,
+             num_past_last_layer, files.config.num_layers);
+  }
   if (num_ignored > 0) log_warn("{}: ignoring {} unknown tensor(s), e.g. '{}'", path, num_ignored, first_ignored);
   check_weights_match_config(files.weights, files.config);
 

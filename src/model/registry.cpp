@@ -20,6 +20,7 @@ const std::map<std::string, Factory>& registry() {
       {"qwen2", create_llama_family},
       {"qwen3", create_llama_family},
       {"qwen3moe", create_qwen3_moe},
+      {"glm4moe", create_glm4_moe},
   };
   return factories;
 }

@@ -77,6 +77,9 @@ void check_rope_scaling(const ModelConfig& c, const std::string& source) {
           s.high_freq_factor);
   }
   if (s.type == "yarn") {
+    // The attention factor is folded into the scores (blocks/attention.cpp), exact only when all dims rotate.
+    check(c.rope_dim() == c.head_dim, "{}: yarn RoPE scaling with partial rotary ({} of {} head dims) is not supported",
+          source, c.rope_dim(), c.head_dim);
     check(s.beta_fast > s.beta_slow && s.beta_slow > 0, "{}: yarn needs beta_fast > beta_slow > 0 (got {} and {})",
           source, s.beta_fast, s.beta_slow);
     check(s.attention_factor >= 0 && s.attention_factor < 100 && s.attn_factor_multiplier > 0 &&
@@ -102,6 +105,9 @@ void check_model_config(const ModelConfig& c, const std::string& source) {
         c.num_kv_heads);
   check_range(c.head_dim, 2, kMaxWidth, "head_dim", source);
   check(c.head_dim % 2 == 0, "{}: head_dim {} must be even for RoPE", source, c.head_dim);
+  check(c.rotary_dim >= 0 && c.rotary_dim <= c.head_dim && c.rotary_dim % 2 == 0 && c.rope_dim() >= 2,
+        "{}: rotary dims {} (head_dim * partial_rotary_factor) must be even and in [2, head_dim {}]", source,
+        c.rotary_dim, c.head_dim);
   check_range(c.max_position, 1, kMaxPosition, "max_position", source);
   check(c.rms_norm_eps > 0 && c.rms_norm_eps < 1, "{}: rms_norm_eps {} is out of range", source, c.rms_norm_eps);
   check(c.rope_theta > 0 && c.rope_theta < 1e12f, "{}: rope_theta {} is out of range", source, c.rope_theta);
@@ -110,6 +116,29 @@ void check_model_config(const ModelConfig& c, const std::string& source) {
     check_range(c.num_experts_per_token, 1, c.num_experts, "num_experts_per_token", source);
     check_range(c.moe_intermediate_size, 1, kMaxWidth, "moe_intermediate_size", source);
     if (c.intermediate_size != 0) check_range(c.intermediate_size, 1, kMaxWidth, "intermediate_size", source);
+    check_range(c.first_dense_layers, 0, c.num_layers, "first_k_dense_replace (leading dense layers)", source);
+    if (c.first_dense_layers > 0) {
+      check_range(c.intermediate_size, 1, kMaxWidth, "intermediate_size (of the leading dense layers)", source);
+    }
+    check_range(c.num_shared_experts, 0, kMaxExperts, "n_shared_experts", source);
+    if (c.num_shared_experts > 0) {
+      check_range(c.shared_expert_intermediate(), 1, kMaxWidth, "shared experts' intermediate size", source);
+    }
+    check_range(c.expert_groups, 1, c.num_experts, "n_group (expert groups)", source);
+    check(c.num_experts % c.expert_groups == 0, "{}: n_group (expert groups) {} does not divide the {} experts",
+          source, c.expert_groups, c.num_experts);
+    check_range(c.expert_groups_used, 1, c.expert_groups, "topk_group (expert groups used)", source);
+    if (c.expert_groups > 1) {
+      check(c.router_gating == RouterGating::Sigmoid, "{}: expert groups need the sigmoid router", source);
+      // a group scores the sum of its two best experts
+      check(c.num_experts / c.expert_groups >= 2, "{}: n_group {} leaves fewer than 2 experts per group", source,
+            c.expert_groups);
+      check(c.num_experts_per_token <= c.expert_groups_used * (c.num_experts / c.expert_groups),
+            "{}: {} experts per token do not fit in topk_group {} groups of {}", source, c.num_experts_per_token,
+            c.expert_groups_used, c.num_experts / c.expert_groups);
+    }
+    check(std::isfinite(c.routed_scaling) && c.routed_scaling > 0 && c.routed_scaling < 1e6f,
+          "{}: routed_scaling_factor {} is out of range", source, c.routed_scaling);
   } else {
     check_range(c.intermediate_size, 1, kMaxWidth, "intermediate_size", source);
   }
@@ -155,7 +184,7 @@ void check_weights_match_config(const WeightStore& weights, const ModelConfig& c
   } else {
     shapes.require("output.weight", {c.vocab_size, hidden});
   }
-  shapes.optional("rope_freqs.weight", {c.head_dim / 2});
+  shapes.optional("rope_freqs.weight", {c.rope_dim() / 2});
   for (int64_t layer = 0; layer < c.num_layers; ++layer) {
     const std::string blk = "blk." + std::to_string(layer) + ".";
     shapes.require(blk + "attn_norm.weight", {hidden});
@@ -174,9 +203,16 @@ void check_weights_match_config(const WeightStore& weights, const ModelConfig& c
       shapes.require(blk + "attn_k_norm.weight", {c.head_dim});
     }
     shapes.require(blk + "ffn_norm.weight", {hidden});
-    if (c.is_moe()) {
+    if (c.is_moe_layer(layer)) {
       const int64_t ffn = c.moe_intermediate_size;
       shapes.require(blk + "ffn_gate_inp.weight", {c.num_experts, hidden});
+      if (c.router_bias) shapes.require(blk + "exp_probs_b.bias", {c.num_experts});
+      if (c.num_shared_experts > 0) {
+        const int64_t shared = c.shared_expert_intermediate();
+        shapes.require(blk + "ffn_gate_shexp.weight", {shared, hidden});
+        shapes.require(blk + "ffn_up_shexp.weight", {shared, hidden});
+        shapes.require(blk + "ffn_down_shexp.weight", {hidden, shared});
+      }
       for (int64_t e = 0; e < c.num_experts; ++e) {
         const std::string suffix = "." + std::to_string(e) + ".weight";
         shapes.require(blk + "ffn_gate_exps" + suffix, {ffn, hidden});

@@ -12,7 +12,8 @@ ActivationDims ActivationDims::of(const ModelConfig& config) {
   d.hidden = config.hidden_size;
   d.q_dim = config.num_heads * config.head_dim;
   d.kv_dim = config.num_kv_heads * config.head_dim;
-  d.ffn_dim = config.is_moe() ? std::max(config.intermediate_size, config.moe_intermediate_size)
+  d.ffn_dim = config.is_moe() ? std::max({config.intermediate_size, config.moe_intermediate_size,
+                                         config.shared_expert_intermediate()})
                               : config.intermediate_size;
   d.num_experts = config.num_experts;
   d.experts_per_token = config.num_experts_per_token;

@@ -1,9 +1,20 @@
-"""Straight numpy forward pass (float64) of Llama 3 / Qwen2 / Qwen3 / Qwen3-MoE
-decoder-only models over HF-layout weights.
+"""Straight numpy forward pass (float64) of Llama 3 / Qwen2 / Qwen3 / Qwen3-MoE /
+GLM-4.5 (glm4_moe) decoder-only models over HF-layout weights.
 
 Per layer: h += o_proj(attention(rope(q), rope(k), v)) on rmsnorm(h);
            h += mlp(rmsnorm(h)), mlp = SwiGLU or a top-k mixture of SwiGLU experts.
 Logits = rmsnorm(h) @ W_out^T (W_out = embeddings when tied).
+
+GLM-4.5, from transformers' modeling_glm4_moe (Glm4MoeAttention, Glm4MoeMoE):
+  RoPE on the first rotary_dim = head_dim * partial_rotary_factor dims of each head
+  (rotate_half pairs within them, inv_freq = theta^(-2i/rotary_dim)); the rest pass through.
+  Layers < first_k_dense_replace: a dense SwiGLU of intermediate_size.
+  Other layers: s = sigmoid(router logits); c = s + e_score_correction_bias; groups of
+  E / n_group experts score the sum of their top-2 c; the topk_group best groups are kept;
+  the top-k c among their experts win; weights = s at the winners, / their sum (+1e-20)
+  when norm_topk_prob, * routed_scaling_factor; plus the shared experts' SwiGLU
+  (moe_intermediate_size * n_shared_experts) on every token.
+  Layers past num_hidden_layers (MTP) never run.
 
 `round_activations` (optional) is applied to every matmul input, to estimate how
 much an engine that rounds or quantizes activations moves the logits.
@@ -48,7 +59,13 @@ class Transformer:
         self.spec = spec
         self.w = {name: np.asarray(value, dtype=np.float64) for name, value in weights.items()}
         self.rope_style = rope_style
-        self.inv_freq = rope.inv_freq_for(spec) if inv_freq is None else inv_freq
+        if inv_freq is None:
+            inv_freq = rope.inv_freq_for(spec)
+            if spec.rotary_dim != spec.head_dim:   # partial rotary: frequencies over the rotated dims
+                if spec.rope_scaling:
+                    raise ValueError("partial rotary with rope scaling is not modelled")
+                inv_freq = rope.base_inv_freq(spec.rotary_dim, spec.rope_theta)
+        self.inv_freq = inv_freq
         self.rope_magnitude = rope.attention_factor_for(spec)
         self.round_activations = round_activations
         self.output_weight = self.w["model.embed_tokens.weight" if spec.tie_word_embeddings
@@ -64,9 +81,13 @@ class Transformer:
         return y
 
     def rope(self, x, positions):
+        rot = 2 * len(self.inv_freq)        # rotary dims; the rest of the head passes through
+        x_rot, x_pass = x[..., :rot], x[..., rot:]
         if self.rope_style == "half":
-            return rope.apply_rope_half(x, positions, self.inv_freq, self.rope_magnitude)
-        return rope.apply_rope_interleaved(x, positions, self.inv_freq, self.rope_magnitude)
+            x_rot = rope.apply_rope_half(x_rot, positions, self.inv_freq, self.rope_magnitude)
+        else:
+            x_rot = rope.apply_rope_interleaved(x_rot, positions, self.inv_freq, self.rope_magnitude)
+        return np.concatenate([x_rot, x_pass], axis=-1)
 
     def attention(self, layer, x, positions, cache):
         spec, p = self.spec, f"model.layers.{layer}.self_attn."
@@ -98,9 +119,55 @@ class Transformer:
         up = self.linear(x, prefix + "up_proj.weight")
         return self.linear(silu(gate) * up, prefix + "down_proj.weight")
 
+    def route_sigmoid(self, logits, bias):
+        """One token's GLM-4.5 / DeepSeek V3 routing -> (experts, weights), best first.
+        Also records how close the group and expert choices came to ties, in router-logit
+        units (a logit error d moves a sigmoid by <= d/4, a top-2 group sum by <= d/2)."""
+        spec = self.spec
+        scores = 1.0 / (1.0 + np.exp(-logits))
+        choice = scores + bias
+        num_experts, k = spec.num_experts, spec.num_experts_per_tok
+        group_size = num_experts // spec.n_group
+        allowed = np.ones(num_experts, dtype=bool)
+        if spec.n_group > 1:
+            grouped = choice.reshape(spec.n_group, group_size)
+            group_scores = np.sort(grouped, axis=-1)[:, -2:].sum(axis=-1)
+            group_order = np.argsort(-group_scores, kind="stable")
+            kept = group_order[:spec.topk_group]
+            if spec.topk_group < spec.n_group:
+                margin = group_scores[group_order[spec.topk_group - 1]] - group_scores[group_order[spec.topk_group]]
+                self.min_router_margin = min(self.min_router_margin, 2.0 * margin)
+            allowed[:] = False
+            for g in kept:
+                allowed[g * group_size:(g + 1) * group_size] = True
+        masked = np.where(allowed, choice, -np.inf)
+        order = np.argsort(-masked, kind="stable")
+        chosen = order[:k]
+        if k < int(allowed.sum()):
+            margin = masked[order[k - 1]] - masked[order[k]]
+            self.min_router_margin = min(self.min_router_margin, 4.0 * margin)
+        # transformers fills the dropped groups with 0.0, not -inf: the same experts win as
+        # long as the winners' choice values are positive (checked, so the two agree here)
+        hf_masked = np.where(allowed, choice, 0.0)
+        assert set(np.argsort(-hf_masked, kind="stable")[:k]) == set(chosen), "masked_fill(0) would pick others"
+        weights = scores[chosen]
+        if spec.norm_topk_prob:
+            weights = weights / (np.sum(weights) + 1e-20)
+        return chosen, weights * spec.routed_scaling_factor
+
     def moe(self, layer, x):
         spec, p = self.spec, f"model.layers.{layer}.mlp."
         router_logits = self.linear(x, p + "gate.weight")        # [T, experts]
+        if spec.sigmoid_router:
+            out = np.zeros_like(x)
+            bias = self.w.get(p + "gate.e_score_correction_bias", np.zeros(spec.num_experts))
+            for t in range(x.shape[0]):
+                chosen, weights = self.route_sigmoid(router_logits[t], bias)
+                for expert, weight in zip(chosen, weights):
+                    out[t] += weight * self.swiglu(x[t:t + 1], f"{p}experts.{expert}.")[0]
+            if spec.n_shared_experts:
+                out = out + self.swiglu(x, p + "shared_experts.")
+            return out
         probs = softmax(router_logits)
         out = np.zeros_like(x)
         k = spec.num_experts_per_tok
@@ -128,7 +195,7 @@ class Transformer:
             x = rms_norm(h, self.w[p + "input_layernorm.weight"], spec.rms_norm_eps)
             h = h + self.attention(layer, x, positions, cache)
             x = rms_norm(h, self.w[p + "post_attention_layernorm.weight"], spec.rms_norm_eps)
-            h = h + (self.moe(layer, x) if spec.is_moe else self.swiglu(x, p + "mlp."))
+            h = h + (self.moe(layer, x) if spec.is_moe_layer(layer) else self.swiglu(x, p + "mlp."))
         cache.num_tokens += len(token_ids)
         if not all_logits:
             h = h[-1:]

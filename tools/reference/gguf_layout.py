@@ -23,7 +23,19 @@ _LAYER_NAMES = {
     "mlp.up_proj.weight": "ffn_up.weight",
     "mlp.down_proj.weight": "ffn_down.weight",
     "mlp.gate.weight": "ffn_gate_inp.weight",
+    # GLM-4.5 / DeepSeek V3
+    "mlp.gate.e_score_correction_bias": "exp_probs_b.bias",
+    "mlp.shared_experts.gate_proj.weight": "ffn_gate_shexp.weight",
+    "mlp.shared_experts.up_proj.weight": "ffn_up_shexp.weight",
+    "mlp.shared_experts.down_proj.weight": "ffn_down_shexp.weight",
+    # a multi-token-prediction layer's own tensors (llama.cpp's blk.N.nextn.*)
+    "eh_proj.weight": "nextn.eh_proj.weight",
+    "enorm.weight": "nextn.enorm.weight",
+    "hnorm.weight": "nextn.hnorm.weight",
+    "shared_head.norm.weight": "nextn.shared_head_norm.weight",
 }
+# glm4moe calls the post-attention norm after HF's module, not ffn_norm
+_ARCH_LAYER_NAMES = {"glm4moe": {"post_attention_layernorm.weight": "post_attention_norm.weight"}}
 _GLOBAL_NAMES = {
     "model.embed_tokens.weight": "token_embd.weight",
     "model.norm.weight": "output_norm.weight",
@@ -33,20 +45,21 @@ _EXPERT_PROJECTIONS = {"gate_proj": "ffn_gate_exps.weight", "up_proj": "ffn_up_e
                        "down_proj": "ffn_down_exps.weight"}
 
 
-def gguf_name(hf_name):
+def gguf_name(hf_name, arch=None):
     if hf_name in _GLOBAL_NAMES:
         return _GLOBAL_NAMES[hf_name]
     parts = hf_name.split(".")
     assert parts[:2] == ["model", "layers"], hf_name
-    return f"blk.{parts[2]}.{_LAYER_NAMES['.'.join(parts[3:])]}"
+    rest = ".".join(parts[3:])
+    return f"blk.{parts[2]}.{_ARCH_LAYER_NAMES.get(arch, {}).get(rest) or _LAYER_NAMES[rest]}"
 
 
-def gguf_tensor_name(hf_name):
+def gguf_tensor_name(hf_name, arch=None):
     """As gguf_name, and an expert's projection -> its stacked blk.N.ffn_*_exps tensor."""
     if ".mlp.experts." in hf_name:
         parts = hf_name.split(".")
         return f"blk.{parts[2]}.{_EXPERT_PROJECTIONS[parts[6]]}"
-    return gguf_name(hf_name)
+    return gguf_name(hf_name, arch)
 
 
 def interleave_rope_rows(w, num_heads):
@@ -97,7 +110,7 @@ def tensor_plan(spec, hf_infos, get_hf_chunks):
             plan.append(GGUFTensorPlan(f"blk.{layer}.{_EXPERT_PROJECTIONS[projection]}", shape, True,
                                        lambda names=names: [np.stack([whole(n) for n in names])]))
             continue
-        target = gguf_name(name)
+        target = gguf_name(name, spec.gguf_architecture)
         is_router = name.endswith("mlp.gate.weight")
         takes_file_dtype = info.is_matrix and not is_router
         needs_permute = spec.gguf_architecture == "llama" and (
@@ -117,6 +130,7 @@ def hf_from_gguf(spec, gguf_tensors, unpermute=True):
     rows un-permuted unless unpermute=False)."""
     inverse_global = {v: k for k, v in _GLOBAL_NAMES.items()}
     inverse_layer = {v: k for k, v in _LAYER_NAMES.items()}
+    inverse_layer.update({v: k for k, v in _ARCH_LAYER_NAMES.get(spec.gguf_architecture, {}).items()})
     inverse_experts = {v: k for k, v in _EXPERT_PROJECTIONS.items()}
     out = {}
     for name, value in gguf_tensors.items():
@@ -146,7 +160,7 @@ def add_model_metadata(writer, spec, dtype_name, file_type):
         writer.add_u32("general.quantization_version", 2)
     writer.add_u32(f"{arch}.context_length", spec.max_position_embeddings)
     writer.add_u32(f"{arch}.embedding_length", spec.hidden_size)
-    writer.add_u32(f"{arch}.block_count", spec.num_layers)
+    writer.add_u32(f"{arch}.block_count", spec.num_layers + spec.num_nextn_predict_layers)
     writer.add_u32(f"{arch}.feed_forward_length", spec.intermediate_size)
     writer.add_u32(f"{arch}.attention.head_count", spec.num_heads)
     writer.add_u32(f"{arch}.attention.head_count_kv", spec.num_kv_heads)
@@ -154,7 +168,7 @@ def add_model_metadata(writer, spec, dtype_name, file_type):
     writer.add_u32(f"{arch}.attention.value_length", spec.head_dim)
     writer.add_f32(f"{arch}.attention.layer_norm_rms_epsilon", spec.rms_norm_eps)
     writer.add_f32(f"{arch}.rope.freq_base", spec.rope_theta)
-    writer.add_u32(f"{arch}.rope.dimension_count", spec.head_dim)
+    writer.add_u32(f"{arch}.rope.dimension_count", spec.rotary_dim)
     writer.add_u32(f"{arch}.vocab_size", spec.vocab_size)
     kind = rope.scaling_type(spec)
     if kind in ("yarn", "linear"):   # llama3 goes in rope_freqs.weight
@@ -168,6 +182,14 @@ def add_model_metadata(writer, spec, dtype_name, file_type):
         writer.add_u32(f"{arch}.expert_used_count", spec.num_experts_per_tok)
         writer.add_u32(f"{arch}.expert_feed_forward_length", spec.moe_intermediate_size)
         writer.add_bool(f"{arch}.expert_weights_norm", spec.norm_topk_prob)
+    if arch == "glm4moe":
+        writer.add_u32(f"{arch}.expert_shared_count", spec.n_shared_experts)
+        writer.add_u32(f"{arch}.leading_dense_block_count", spec.first_k_dense_replace)
+        writer.add_f32(f"{arch}.expert_weights_scale", spec.routed_scaling_factor)
+        writer.add_u32(f"{arch}.expert_gating_func", 2)   # llama.cpp's LLAMA_EXPERT_GATING_FUNC_TYPE_SIGMOID
+        writer.add_u32(f"{arch}.expert_group_count", spec.n_group)
+        writer.add_u32(f"{arch}.expert_group_used_count", spec.topk_group)
+        writer.add_u32(f"{arch}.nextn_predict_layers", spec.num_nextn_predict_layers)
 
 
 def num_text_tokens(tokenizer_json):

@@ -9,14 +9,25 @@ import numpy as np
 from . import gguf_layout, model_spec, rope, safetensors_io
 
 _HF_ARCH = {"llama": ("LlamaForCausalLM", "llama"), "qwen2": ("Qwen2ForCausalLM", "qwen2"),
-            "qwen3": ("Qwen3ForCausalLM", "qwen3"), "qwen3moe": ("Qwen3MoeForCausalLM", "qwen3_moe")}
+            "qwen3": ("Qwen3ForCausalLM", "qwen3"), "qwen3moe": ("Qwen3MoeForCausalLM", "qwen3_moe"),
+            "glm4moe": ("Glm4MoeForCausalLM", "glm4_moe")}
 
 
 def spec_from_hf_config(config, name="model"):
     model_type = config["model_type"]
     gguf_arch = {v[1]: k for k, v in _HF_ARCH.items()}[model_type]
     eos = config.get("eos_token_id")
-    return model_spec.ModelSpec(
+    glm = model_type == "glm4_moe"
+    glm_fields = {}
+    if glm:
+        glm_fields = dict(
+            partial_rotary_factor=config.get("partial_rotary_factor", 0.5),
+            first_k_dense_replace=config.get("first_k_dense_replace", 0),
+            n_shared_experts=config.get("n_shared_experts", 0), n_group=config.get("n_group", 1),
+            topk_group=config.get("topk_group", 1),
+            routed_scaling_factor=config.get("routed_scaling_factor", 1.0),
+            num_nextn_predict_layers=config.get("num_nextn_predict_layers", 0))
+    return model_spec.ModelSpec(**glm_fields,
         name=name, hf_architecture=config["architectures"][0], hf_model_type=model_type,
         gguf_architecture=gguf_arch, tokenizer="llama3" if model_type == "llama" else "qwen3",
         hidden_size=config["hidden_size"], num_layers=config["num_hidden_layers"],
@@ -25,8 +36,10 @@ def spec_from_hf_config(config, name="model"):
         intermediate_size=config["intermediate_size"], vocab_size=config["vocab_size"],
         max_position_embeddings=config["max_position_embeddings"], rope_theta=config["rope_theta"],
         rms_norm_eps=config["rms_norm_eps"], tie_word_embeddings=config.get("tie_word_embeddings", False),
-        attention_bias=model_type == "qwen2", qk_norm=model_type in ("qwen3", "qwen3_moe"),
-        rope_scaling=config.get("rope_scaling"), num_experts=config.get("num_experts", 0),
+        attention_bias=model_type == "qwen2" or (glm and config.get("attention_bias", False)),
+        qk_norm=model_type in ("qwen3", "qwen3_moe") or (glm and config.get("use_qk_norm", False)),
+        rope_scaling=config.get("rope_scaling"),
+        num_experts=config.get("n_routed_experts", 0) if glm else config.get("num_experts", 0),
         num_experts_per_tok=config.get("num_experts_per_tok", 0),
         moe_intermediate_size=config.get("moe_intermediate_size", 0),
         norm_topk_prob=config.get("norm_topk_prob", False),
@@ -55,10 +68,20 @@ def spec_from_gguf(gguf):
         rope_scaling = {"rope_type": get("rope.scaling.type"), "factor": float(get("rope.scaling.factor")),
                         "original_max_position_embeddings": get("rope.scaling.original_context_length")}
 
-    return model_spec.ModelSpec(
+    glm_fields = {}
+    nextn = 0
+    if arch == "glm4moe":
+        nextn = get("nextn_predict_layers", 0)
+        glm_fields = dict(
+            partial_rotary_factor=get("rope.dimension_count") / get("attention.key_length"),
+            first_k_dense_replace=get("leading_dense_block_count", 0),
+            n_shared_experts=get("expert_shared_count", 0), n_group=get("expert_group_count", 1),
+            topk_group=get("expert_group_used_count", 1),
+            routed_scaling_factor=float(get("expert_weights_scale", 1.0)), num_nextn_predict_layers=nextn)
+    return model_spec.ModelSpec(**glm_fields,
         name=meta.get("general.name", arch), hf_architecture=hf_architecture, hf_model_type=model_type,
         gguf_architecture=arch, tokenizer="llama3" if meta.get("tokenizer.ggml.pre") == "llama-bpe" else "qwen3",
-        hidden_size=get("embedding_length"), num_layers=get("block_count"),
+        hidden_size=get("embedding_length"), num_layers=get("block_count") - nextn,
         num_heads=get("attention.head_count"), num_kv_heads=get("attention.head_count_kv"),
         head_dim=get("attention.key_length"), intermediate_size=get("feed_forward_length"),
         vocab_size=get("vocab_size", len(meta["tokenizer.ggml.tokens"])),
@@ -82,7 +105,10 @@ def load_gguf(path, gguf_layout_rope=False):
     gguf = gguf_reader.GGUFFile(path)
     spec = spec_from_gguf(gguf)
     tensors = {name: gguf.tensor(name) for name in gguf.tensor_infos}
-    inv_freq = rope.inv_freq_for(spec)   # yarn/linear from the metadata; llama3 from rope_freqs below
+    if spec.rope_scaling:   # yarn / linear from the metadata (llama3 comes as rope_freqs below)
+        inv_freq = rope.inv_freq_for(spec)
+    else:
+        inv_freq = rope.base_inv_freq(spec.rotary_dim, spec.rope_theta)
     if "rope_freqs.weight" in tensors:
         inv_freq = inv_freq / tensors["rope_freqs.weight"].astype(np.float64)
     interleaved = gguf_layout_rope and spec.gguf_architecture == "llama"

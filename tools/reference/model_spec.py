@@ -17,9 +17,9 @@ TOKENIZER_DIRS = {
 @dataclass
 class ModelSpec:
     name: str
-    hf_architecture: str          # LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM / Qwen3MoeForCausalLM
-    hf_model_type: str            # llama / qwen2 / qwen3 / qwen3_moe
-    gguf_architecture: str        # llama / qwen2 / qwen3 / qwen3moe
+    hf_architecture: str          # LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM / Qwen3MoeForCausalLM / Glm4MoeForCausalLM
+    hf_model_type: str            # llama / qwen2 / qwen3 / qwen3_moe / glm4_moe
+    gguf_architecture: str        # llama / qwen2 / qwen3 / qwen3moe / glm4moe
     tokenizer: str                # key of TOKENIZER_DIRS
     hidden_size: int
     num_layers: int
@@ -39,6 +39,15 @@ class ModelSpec:
     num_experts_per_tok: int = 0
     moe_intermediate_size: int = 0
     norm_topk_prob: bool = False
+    # GLM-4.5 (glm4_moe): partial rotary, leading dense layers, sigmoid router with a
+    # score-correction bias and group-limited top-k, routed scaling, shared experts, MTP layers
+    partial_rotary_factor: float = 1.0
+    first_k_dense_replace: int = 0
+    n_shared_experts: int = 0
+    n_group: int = 1
+    topk_group: int = 1
+    routed_scaling_factor: float = 1.0
+    num_nextn_predict_layers: int = 0   # extra layers past num_layers in the files, never run
     num_shards: int = 1            # safetensors shards of the HF checkpoint
     bos_token_id: int = None
     eos_token_ids: list = field(default_factory=list)  # first one goes to config.json
@@ -51,6 +60,17 @@ class ModelSpec:
     @property
     def is_moe(self):
         return self.num_experts > 0
+
+    @property
+    def sigmoid_router(self):
+        return self.hf_model_type == "glm4_moe"
+
+    @property
+    def rotary_dim(self):
+        return int(self.head_dim * self.partial_rotary_factor)
+
+    def is_moe_layer(self, layer):
+        return self.is_moe and layer >= self.first_k_dense_replace
 
     def config_json(self, torch_dtype):
         config = {
@@ -83,7 +103,17 @@ class ModelSpec:
                           max_window_layers=self.num_layers)
         if self.hf_model_type in ("qwen3", "qwen3_moe"):
             config.update(attention_bias=False)
-        if self.is_moe:
+        if self.hf_model_type == "glm4_moe":
+            config.update(n_routed_experts=self.num_experts, n_shared_experts=self.n_shared_experts,
+                          num_experts_per_tok=self.num_experts_per_tok,
+                          moe_intermediate_size=self.moe_intermediate_size,
+                          norm_topk_prob=self.norm_topk_prob, first_k_dense_replace=self.first_k_dense_replace,
+                          n_group=self.n_group, topk_group=self.topk_group,
+                          routed_scaling_factor=self.routed_scaling_factor,
+                          partial_rotary_factor=self.partial_rotary_factor, use_qk_norm=self.qk_norm,
+                          attention_bias=self.attention_bias,
+                          num_nextn_predict_layers=self.num_nextn_predict_layers)
+        elif self.is_moe:
             config.update(num_experts=self.num_experts,
                           num_experts_per_tok=self.num_experts_per_tok,
                           moe_intermediate_size=self.moe_intermediate_size,
@@ -140,6 +170,18 @@ TINY_MODELS = {
         rope_theta=1000000.0, rms_norm_eps=1e-6, tie_word_embeddings=False, qk_norm=True,
         num_experts=8, num_experts_per_tok=2, moe_intermediate_size=64, norm_topk_prob=True,
         num_shards=2, seed=2004, **QWEN_TOKENS),
+    # GLM-4.5's blocks at tiny size: RoPE on half of each head, layer 0 dense, then 8 routed
+    # experts in 2 groups (only the best group competes) with a random score-correction bias,
+    # top-2, routed scaling 2.5, one shared expert; plus one MTP layer in the files, never run.
+    "tiny-glm4moe": ModelSpec(
+        name="tiny-glm4moe", hf_architecture="Glm4MoeForCausalLM", hf_model_type="glm4_moe",
+        gguf_architecture="glm4moe", hidden_size=64, num_layers=3, num_heads=4,
+        num_kv_heads=2, head_dim=32, intermediate_size=128, max_position_embeddings=131072,
+        rope_theta=1000000.0, rms_norm_eps=1e-5, tie_word_embeddings=False, qk_norm=True,
+        attention_bias=True, partial_rotary_factor=0.5, first_k_dense_replace=1,
+        num_experts=8, num_experts_per_tok=2, moe_intermediate_size=64, norm_topk_prob=True,
+        n_shared_experts=1, n_group=2, topk_group=1, routed_scaling_factor=2.5,
+        num_nextn_predict_layers=1, seed=18005, **QWEN_TOKENS),
 }
 
 # Matmul in-dims that are multiples of 256, for the K-quants, IQ4_XS and MXFP4 (gguf only).

@@ -10,7 +10,8 @@ Scales are chosen so activations stay O(1) and the logits spread widely
   produces as ordinary text (added/special tokens, padding) are scaled by
   0.05 so a random model does not pick them (no EOS surprises);
   projections ~ N(0, gain^2 / in_dim) (see SUBLAYER_OUTPUT_GAIN); norm weights ~ 1 + N(0, 0.1^2);
-  biases ~ N(0, 0.1^2).
+  biases ~ N(0, 0.1^2); the sigmoid router's score-correction bias ~ 0.5 + N(0, 0.3^2), large
+  enough to change which experts win.
 """
 import zlib
 import numpy as np
@@ -27,7 +28,7 @@ class TensorInfo:
     def __init__(self, name, shape, kind, gain=1.0):
         self.name = name
         self.shape = tuple(shape)
-        self.kind = kind   # "embedding", "linear", "norm", "bias"
+        self.kind = kind   # "embedding", "linear", "norm", "bias", "router_bias"
         self.gain = gain
 
     @property
@@ -40,7 +41,7 @@ def tensor_infos(spec):
     hidden, head_dim = spec.hidden_size, spec.head_dim
     q_dim, kv_dim = spec.num_heads * head_dim, spec.num_kv_heads * head_dim
     infos = [TensorInfo("model.embed_tokens.weight", (spec.vocab_size, hidden), "embedding")]
-    for layer in range(spec.num_layers):
+    for layer in range(spec.num_layers + spec.num_nextn_predict_layers):
         p = f"model.layers.{layer}."
         infos.append(TensorInfo(p + "input_layernorm.weight", (hidden,), "norm"))
         infos.append(TensorInfo(p + "self_attn.q_proj.weight", (q_dim, hidden), "linear", 1.5))
@@ -55,20 +56,36 @@ def tensor_infos(spec):
             infos.append(TensorInfo(p + "self_attn.k_norm.weight", (head_dim,), "norm"))
         infos.append(TensorInfo(p + "self_attn.o_proj.weight", (hidden, q_dim), "linear", SUBLAYER_OUTPUT_GAIN))
         infos.append(TensorInfo(p + "post_attention_layernorm.weight", (hidden,), "norm"))
-        if spec.is_moe:
+        if spec.is_moe_layer(layer):
             ffn = spec.moe_intermediate_size
-            # a strong router keeps the top-k choice far from ties
-            infos.append(TensorInfo(p + "mlp.gate.weight", (spec.num_experts, hidden), "linear", 4.0))
+            # a strong router keeps the top-k choice far from ties (a sigmoid router saturates
+            # beyond |logit| ~ 4, so a milder one there)
+            infos.append(TensorInfo(p + "mlp.gate.weight", (spec.num_experts, hidden), "linear",
+                                    2.0 if spec.sigmoid_router else 4.0))
+            if spec.sigmoid_router:
+                infos.append(TensorInfo(p + "mlp.gate.e_score_correction_bias", (spec.num_experts,), "router_bias"))
             for expert in range(spec.num_experts):
                 e = f"{p}mlp.experts.{expert}."
                 infos.append(TensorInfo(e + "gate_proj.weight", (ffn, hidden), "linear"))
                 infos.append(TensorInfo(e + "up_proj.weight", (ffn, hidden), "linear"))
                 infos.append(TensorInfo(e + "down_proj.weight", (hidden, ffn), "linear", 1.25 * SUBLAYER_OUTPUT_GAIN))
+            if spec.n_shared_experts:
+                shared = ffn * spec.n_shared_experts
+                e = f"{p}mlp.shared_experts."
+                infos.append(TensorInfo(e + "gate_proj.weight", (shared, hidden), "linear"))
+                infos.append(TensorInfo(e + "up_proj.weight", (shared, hidden), "linear"))
+                infos.append(TensorInfo(e + "down_proj.weight", (hidden, shared), "linear", SUBLAYER_OUTPUT_GAIN))
         else:
             ffn = spec.intermediate_size
             infos.append(TensorInfo(p + "mlp.gate_proj.weight", (ffn, hidden), "linear"))
             infos.append(TensorInfo(p + "mlp.up_proj.weight", (ffn, hidden), "linear"))
             infos.append(TensorInfo(p + "mlp.down_proj.weight", (hidden, ffn), "linear", 1.25 * SUBLAYER_OUTPUT_GAIN))
+        if layer >= spec.num_layers:
+            # a multi-token-prediction layer's own tensors (GLM-4.5 / DeepSeek V3)
+            infos.append(TensorInfo(p + "enorm.weight", (hidden,), "norm"))
+            infos.append(TensorInfo(p + "hnorm.weight", (hidden,), "norm"))
+            infos.append(TensorInfo(p + "eh_proj.weight", (hidden, 2 * hidden), "linear"))
+            infos.append(TensorInfo(p + "shared_head.norm.weight", (hidden,), "norm"))
     infos.append(TensorInfo("model.norm.weight", (hidden,), "norm"))
     if not spec.tie_word_embeddings:
         infos.append(TensorInfo("lm_head.weight", (spec.vocab_size, hidden), "embedding"))
@@ -99,6 +116,10 @@ def generate_rows(spec, info, row_begin, row_end, num_text_tokens):
             values = np.float32(1) + np.float32(0.1) * values
         elif info.kind == "bias":
             values *= np.float32(0.1)
+        elif info.kind == "router_bias":
+            # offset so the winners' choice values stay positive: transformers masks the dropped
+            # groups with 0.0 (not -inf), which would otherwise let them back in
+            values = np.float32(0.5) + np.float32(0.3) * values
         parts.append(values.astype(np.float32))
     return np.concatenate(parts, axis=0)
 

@@ -34,7 +34,8 @@ void rmsnorm(const float* x, const float* weight, float* y, int64_t num_rows, in
 void silu_mul(const float* gate, const float* up, float* out, int64_t n);
 void softmax_inplace(float* x, int64_t n);
 void add_inplace(float* y, const float* x, int64_t n);
-void rope_inplace(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, const int32_t* positions,
+void rope_inplace(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, int64_t rotary_dim,
+                  const int32_t* positions,
                   const float* inv_freq, bool interleaved);
 
 void paged_attention(const float* q, float* out, const AttentionBatch& batch, const KvLayerView& kv, int64_t num_heads,

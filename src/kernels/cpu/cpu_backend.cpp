@@ -126,9 +126,9 @@ void CpuBackend::add_bias(float* y, const float* bias, int64_t num_rows, int64_t
   for (int64_t r = 0; r < num_rows; ++r) kernels_.add_inplace(y + r * dim, bias, dim);
 }
 
-void CpuBackend::rope_inplace(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim,
+void CpuBackend::rope_inplace(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, int64_t rotary_dim,
                               const int32_t* positions, const float* inv_freq, bool interleaved) {
-  kernels_.rope_inplace(x, num_tokens, num_heads, head_dim, positions, inv_freq, interleaved);
+  kernels_.rope_inplace(x, num_tokens, num_heads, head_dim, rotary_dim, positions, inv_freq, interleaved);
 }
 
 void CpuBackend::paged_attention(const float* q, float* out, const AttentionBatch& batch, const KvLayerView& kv,

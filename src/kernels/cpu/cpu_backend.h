@@ -76,8 +76,8 @@ class CpuBackend final : public Backend {
   void softmax_inplace(float* x, int64_t num_rows, int64_t dim) override;
   void add_inplace(float* y, const float* x, int64_t n) override;
   void add_bias(float* y, const float* bias, int64_t num_rows, int64_t dim) override;
-  void rope_inplace(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, const int32_t* positions,
-                    const float* inv_freq, bool interleaved) override;
+  void rope_inplace(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, int64_t rotary_dim,
+                    const int32_t* positions, const float* inv_freq, bool interleaved) override;
   void paged_attention(const float* q, float* out, const AttentionBatch& batch, const KvLayerView& kv,
                        int64_t num_heads, float scale) override;
   void store_kv(const float* k_new, const float* v_new, const int64_t* slot_mapping, int64_t num_tokens,

@@ -104,17 +104,18 @@ void add_inplace(float* y, const float* x, int64_t n) {
 }
 
 // The reference's angles (double, then cos/sin rounded to f32: positions reach 1e5+) and products,
-// with the rotation 8 pairs at a time. head_dim not a multiple of 16 falls back to the reference.
-void rope_inplace(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, const int32_t* positions,
-                  const float* inv_freq, bool interleaved) {
+// with the rotation 8 pairs at a time over the first rotary_dim dims (the rest pass through).
+// rotary_dim not a multiple of 16 falls back to the reference.
+void rope_inplace(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, int64_t rotary_dim,
+                  const int32_t* positions, const float* inv_freq, bool interleaved) {
   check(head_dim % 2 == 0, "rope: head_dim {} must be even", head_dim);
-  if (head_dim % 16 != 0)
-    return ref::rope_inplace(x, num_tokens, num_heads, head_dim, positions, inv_freq, interleaved);
-  const int64_t half = head_dim / 2;
-  // Neox: cos/sin [half]. Interleaved: each duplicated for its pair, [head_dim].
+  if (rotary_dim % 16 != 0 || rotary_dim > head_dim)
+    return ref::rope_inplace(x, num_tokens, num_heads, head_dim, rotary_dim, positions, inv_freq, interleaved);
+  const int64_t half = rotary_dim / 2;
+  // Neox: cos/sin [half]. Interleaved: each duplicated for its pair, [rotary_dim].
   thread_local std::vector<float> cos_table, sin_table;
-  cos_table.resize(size_t(head_dim));
-  sin_table.resize(size_t(head_dim));
+  cos_table.resize(size_t(rotary_dim));
+  sin_table.resize(size_t(rotary_dim));
   for (int64_t t = 0; t < num_tokens; ++t) {
     for (int64_t i = 0; i < half; ++i) {
       const double angle = double(positions[t]) * double(inv_freq[i]);
@@ -131,7 +132,7 @@ void rope_inplace(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_
       float* v = x + (t * num_heads + h) * head_dim;
       if (interleaved) {
         // Pairs (2i, 2i + 1): even lanes a*c - b*s, odd lanes b*c + a*s (fmaddsub on the swapped pair).
-        for (int64_t i = 0; i < head_dim; i += 8) {
+        for (int64_t i = 0; i < rotary_dim; i += 8) {
           const __m256 ab = _mm256_loadu_ps(v + i);
           const __m256 ba_s = _mm256_mul_ps(_mm256_permute_ps(ab, 0xb1), _mm256_loadu_ps(sin_table.data() + i));
           _mm256_storeu_ps(v + i, _mm256_fmaddsub_ps(ab, _mm256_loadu_ps(cos_table.data() + i), ba_s));

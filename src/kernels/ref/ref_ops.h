@@ -28,7 +28,7 @@ void rmsnorm(const float* x, const float* weight, float* y, int64_t num_rows, in
 void silu_mul(const float* gate, const float* up, float* out, int64_t n);
 void softmax_inplace(float* x, int64_t n);
 void add_inplace(float* y, const float* x, int64_t n);
-void rope_inplace(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim,
+void rope_inplace(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, int64_t rotary_dim,
                   const int32_t* positions, const float* inv_freq, bool interleaved);
 
 // Row moves (gather_rows, copy_rows, scatter_add_rows, fill): the only CPU implementation,

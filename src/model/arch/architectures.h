@@ -12,5 +12,7 @@ std::unique_ptr<Model> create_llama_family(const ModelFiles& files, std::shared_
                                            const ModelShard& shard);
 std::unique_ptr<Model> create_qwen3_moe(const ModelFiles& files, std::shared_ptr<kernels::Backend> backend,
                                         const ModelShard& shard);
+std::unique_ptr<Model> create_glm4_moe(const ModelFiles& files, std::shared_ptr<kernels::Backend> backend,
+                                       const ModelShard& shard);
 
 }  // namespace llmesh::model

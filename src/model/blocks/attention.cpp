@@ -56,8 +56,11 @@ void Attention::forward(kernels::Backend& backend, const float* h, float* out, c
     backend.rmsnorm(k, k_norm_.data(), k, num_tokens * num_kv_heads, head_dim, config_.rms_norm_eps);
   }
   const bool interleaved = config_.rope_style == RopeStyle::Interleaved;
-  backend.rope_inplace(q, num_tokens, num_heads, head_dim, step.batch.positions, inv_freq_.data(), interleaved);
-  backend.rope_inplace(k, num_tokens, num_kv_heads, head_dim, step.batch.positions, inv_freq_.data(), interleaved);
+  const int64_t rotary_dim = config_.rope_dim();  // partial rotary: the rest of each head passes through
+  backend.rope_inplace(q, num_tokens, num_heads, head_dim, rotary_dim, step.batch.positions, inv_freq_.data(),
+                       interleaved);
+  backend.rope_inplace(k, num_tokens, num_kv_heads, head_dim, rotary_dim, step.batch.positions, inv_freq_.data(),
+                       interleaved);
 
   backend.store_kv(k, v, step.slot_mapping, num_tokens, kv);
   backend.paged_attention(q, attn, step.batch, kv, num_heads, score_scale_);

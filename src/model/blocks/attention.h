@@ -1,6 +1,7 @@
 // Grouped-query self-attention over the paged KV cache, with the options the
 // supported families differ in: q/k/v biases (Qwen2), per-head q/k RMSNorm
-// (Qwen3), the RoPE pairing style and frequencies.
+// (Qwen3), the RoPE pairing style and frequencies, and partial rotary (GLM-4.5:
+// RoPE on the first config.rope_dim() dims of each head only).
 #pragma once
 
 #include <vector>

@@ -34,9 +34,8 @@ void DenseFfn::forward(kernels::Backend& backend, const float* h, float* out, in
 }
 
 MoeFfn::MoeFfn(const ModelConfig& config, const WeightStore& weights, int64_t layer, const ModelShard& shard)
-    : config_(config), expert_begin_(shard.expert_begin) {
+    : config_(config), router_(config, weights, layer), expert_begin_(shard.expert_begin) {
   const std::string prefix = "blk." + std::to_string(layer) + ".";
-  router_ = Linear::load(weights, prefix + "ffn_gate_inp", config.num_experts, config.hidden_size);
   const int64_t expert_end = shard.end_expert(config.num_experts);
   check(0 <= expert_begin_ && expert_begin_ < expert_end && expert_end <= config.num_experts,
         "experts [{}, {}) are not a range of the model's {}", expert_begin_, expert_end, config.num_experts);
@@ -49,6 +48,13 @@ MoeFfn::MoeFfn(const ModelConfig& config, const WeightStore& weights, int64_t la
     experts_.push_back(std::make_unique<DenseFfn>(weights, prefix + "ffn_{}_exps." + std::to_string(e),
                                                   config.hidden_size, config.moe_intermediate_size, expert_shard));
   }
+  // Shared experts are never split by expert: with tensor parallel each lane takes its slice of
+  // their columns; with expert parallel alone (tp 1) lane 0 computes them whole, the other lanes
+  // skip them, and the stage's sum adds them once.
+  if (config.num_shared_experts > 0 && (shard.tp_size > 1 || shard.lane == 0)) {
+    shared_ = std::make_unique<DenseFfn>(weights, prefix + "ffn_{}_shexp", config.hidden_size,
+                                         config.shared_expert_intermediate(), shard);
+  }
   partial_ = subset || shard.tp_size > 1;
 }
 
@@ -57,33 +63,12 @@ void MoeFfn::forward(kernels::Backend& backend, const float* h, float* out, int6
   const int64_t hidden = config_.hidden_size, num_experts = config_.num_experts;
   const int64_t top_k = config_.num_experts_per_token;
   const Activations& a = ws.act();
-  float* probs = a.router;  // [T, num_experts]
-  router_.apply(backend, h, probs, num_tokens);
-  backend.softmax_inplace(probs, num_tokens, num_experts);
+  router_.route(backend, h, num_tokens, ws);  // each token's top-k experts and weights
 
-  // Each token's top-k experts and weights, then the same grouped by expert
-  // (a counting sort, so each expert's tokens stay in ascending order).
+  // The same grouped by expert (a counting sort, so each expert's tokens stay in ascending order).
   MoeRouting& r = ws.moe();
-  r.order.resize(size_t(num_experts));
-  r.choice.resize(size_t(num_tokens * top_k));
-  r.choice_weight.resize(r.choice.size());
   r.expert_offsets.assign(size_t(num_experts + 1), 0);
-  for (int64_t t = 0; t < num_tokens; ++t) {
-    const float* p = probs + t * num_experts;
-    std::iota(r.order.begin(), r.order.end(), 0);
-    // Highest probability first; ties by lower expert id, deterministically.
-    std::partial_sort(r.order.begin(), r.order.begin() + top_k, r.order.end(), [&](int32_t x, int32_t y) {
-      return p[x] != p[y] ? p[x] > p[y] : x < y;
-    });
-    float sum = 0;
-    for (int64_t i = 0; i < top_k; ++i) sum += p[r.order[size_t(i)]];
-    for (int64_t i = 0; i < top_k; ++i) {
-      const int32_t e = r.order[size_t(i)];
-      r.choice[size_t(t * top_k + i)] = e;
-      r.choice_weight[size_t(t * top_k + i)] = config_.norm_topk_prob ? p[e] / sum : p[e];
-      ++r.expert_offsets[size_t(e) + 1];
-    }
-  }
+  for (const int32_t e : r.choice) ++r.expert_offsets[size_t(e) + 1];
   for (int64_t e = 0; e < num_experts; ++e) r.expert_offsets[size_t(e) + 1] += r.expert_offsets[size_t(e)];
   r.token_ids.resize(r.choice.size());
   r.token_weights.resize(r.choice.size());
@@ -106,6 +91,10 @@ void MoeFfn::forward(kernels::Backend& backend, const float* h, float* out, int6
     experts_[size_t(e - expert_begin_)]->forward(backend, a.expert_in, a.expert_out, n, ws);   // [n, hidden]
     backend.scatter_add_rows(a.expert_out, hidden, r.token_ids.data() + begin, r.token_weights.data() + begin, n,
                              out);
+  }
+  if (shared_) {
+    shared_->forward(backend, h, a.expert_out, num_tokens, ws);  // every token, weight 1
+    backend.add_inplace(out, a.expert_out, num_tokens * hidden);
   }
 }
 

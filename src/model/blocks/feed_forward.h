@@ -7,6 +7,7 @@
 
 #include "kernels/backend.h"
 #include "model/blocks/linear.h"
+#include "model/blocks/router.h"
 #include "model/model_config.h"
 #include "model/model_shard.h"
 #include "model/workspace.h"
@@ -40,14 +41,17 @@ class DenseFfn : public FeedForward {
   bool partial_;
 };
 
-// Softmax router over all experts, top-k per token (renormalized when
-// norm_topk_prob), each chosen expert a SwiGLU MLP; the output is the
-// router-weighted sum. Tokens are grouped by expert so each expert's weights
-// are read once per step. The top-k choice runs on the host over the router's
-// [num_tokens, num_experts] probabilities. Scratch: ws.act().router,
-// expert_in, expert_out (and the experts' ffn_gate, ffn_up); ws.moe().
+// A Router (model/blocks/router.h: softmax, or sigmoid with bias and expert
+// groups) picks each token's top-k experts and weights; each chosen expert is a
+// SwiGLU MLP; the output is the router-weighted sum, plus the shared experts
+// (config.num_shared_experts > 0: one SwiGLU of moe_intermediate_size * n, on
+// every token, weight 1; blk.N.ffn_{gate,up,down}_shexp). Tokens are grouped by
+// expert so each expert's weights are read once per step. Scratch:
+// ws.act().router, expert_in, expert_out (and the experts' ffn_gate, ffn_up); ws.moe().
 // Sharded, every rank routes every token (the router is replicated) and computes
 // only its experts [shard.expert_begin, expert_end), each sliced by tensor parallel.
+// Shared experts are never split by expert: tensor parallel slices them like a
+// dense FFN; with expert parallel alone, lane 0 computes them.
 class MoeFfn : public FeedForward {
  public:
   MoeFfn(const ModelConfig& config, const WeightStore& weights, int64_t layer, const ModelShard& shard = {});
@@ -57,9 +61,10 @@ class MoeFfn : public FeedForward {
 
  private:
   const ModelConfig& config_;
-  Linear router_;                                  // {num_experts, hidden}
+  Router router_;
   int64_t expert_begin_;                           // experts_[i] is expert expert_begin_ + i
   std::vector<std::unique_ptr<DenseFfn>> experts_;
+  std::unique_ptr<DenseFfn> shared_;               // the shared experts (this lane's part), or null
   bool partial_;
 };
 

@@ -59,21 +59,21 @@ double yarn_mscale(double factor, double mscale) { return factor <= 1 ? 1.0 : 0.
 }  // namespace
 
 std::vector<float> rope_inv_freq(const ModelConfig& config, const WeightStore& weights) {
-  const int64_t half = config.head_dim / 2;
+  const int64_t dims = config.rope_dim();  // partial rotary (GLM-4.5): the frequencies run over the rotated dims
+  const int64_t half = dims / 2;
   const RopeScaling& s = config.rope_scaling;
   double theta = config.rope_theta;
   if (s.type == "dynamic") {
-    theta *= std::pow(double(s.factor) * s.factor - s.factor + 1,
-                      double(config.head_dim) / double(config.head_dim - 2));
+    theta *= std::pow(double(s.factor) * s.factor - s.factor + 1, double(dims) / double(dims - 2));
   }
   std::vector<double> freq(static_cast<size_t>(half));
-  for (int64_t i = 0; i < half; ++i) freq[size_t(i)] = std::pow(theta, -2.0 * double(i) / double(config.head_dim));
+  for (int64_t i = 0; i < half; ++i) freq[size_t(i)] = std::pow(theta, -2.0 * double(i) / double(dims));
   if (s.type == "linear") {
     for (double& f : freq) f /= s.factor;
   } else if (s.type == "llama3") {
     for (double& f : freq) f = llama3_scale(f, s);
   } else if (s.type == "yarn") {
-    freq = yarn_inv_freq(freq, theta, config.head_dim, s.original_max_position, s);
+    freq = yarn_inv_freq(freq, theta, dims, s.original_max_position, s);
   } else if (s.type != "dynamic" && s.enabled()) {
     fail("unsupported rope_scaling type '{}'", s.type);
   }

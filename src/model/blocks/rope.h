@@ -1,4 +1,5 @@
-// RoPE frequencies: inv_freq[i] = theta^(-2i/head_dim), i < head_dim/2, changed by the
+// RoPE frequencies: inv_freq[i] = theta^(-2i/d), i < d/2 over the rotated dims d (config.rope_dim():
+// head_dim, or fewer with partial rotary), changed by the
 // config's RoPE scaling, or divided by the `rope_freqs.weight` factors when the GGUF file
 // carries them (how llama.cpp stores Llama 3 scaling):
 //   linear   inv_freq / factor

@@ -26,7 +26,7 @@ TEST(Rope, MatchesDirectFormulaBothLayouts) {
   for (bool interleaved : {false, true}) {
     SCOPED_TRACE(interleaved ? "interleaved" : "neox");
     std::vector<float> actual = x;
-    best_cpu_kernels().rope_inplace(actual.data(), num_tokens, num_heads, head_dim, positions, inv_freq.data(), interleaved);
+    best_cpu_kernels().rope_inplace(actual.data(), num_tokens, num_heads, head_dim, head_dim, positions, inv_freq.data(), interleaved);
     for (int64_t t = 0; t < num_tokens; ++t) {
       for (int64_t h = 0; h < num_heads; ++h) {
         const float* in = x.data() + (t * num_heads + h) * head_dim;
@@ -53,8 +53,8 @@ TEST(Rope, DotProductDependsOnlyOnRelativePosition) {
   const std::vector<float> k0 = testing::random_floats(size_t(head_dim), 13);
   auto rotated_dot = [&](int32_t q_pos, int32_t k_pos, bool interleaved) {
     std::vector<float> q = q0, k = k0;
-    best_cpu_kernels().rope_inplace(q.data(), 1, 1, head_dim, &q_pos, inv_freq.data(), interleaved);
-    best_cpu_kernels().rope_inplace(k.data(), 1, 1, head_dim, &k_pos, inv_freq.data(), interleaved);
+    best_cpu_kernels().rope_inplace(q.data(), 1, 1, head_dim, head_dim, &q_pos, inv_freq.data(), interleaved);
+    best_cpu_kernels().rope_inplace(k.data(), 1, 1, head_dim, head_dim, &k_pos, inv_freq.data(), interleaved);
     double dot = 0.0;
     for (int64_t i = 0; i < head_dim; ++i) dot += double(q[size_t(i)]) * k[size_t(i)];
     return dot;
@@ -76,11 +76,63 @@ TEST(Rope, Avx2MatchesReference) {
     for (bool interleaved : {false, true}) {
       SCOPED_TRACE(::testing::Message() << "head_dim " << head_dim << (interleaved ? " interleaved" : " neox"));
       std::vector<float> expected = x, actual = x;
-      ref::rope_inplace(expected.data(), 4, 5, head_dim, positions, inv_freq.data(), interleaved);
-      avx2::rope_inplace(actual.data(), 4, 5, head_dim, positions, inv_freq.data(), interleaved);
+      ref::rope_inplace(expected.data(), 4, 5, head_dim, head_dim, positions, inv_freq.data(), interleaved);
+      avx2::rope_inplace(actual.data(), 4, 5, head_dim, head_dim, positions, inv_freq.data(), interleaved);
       EXPECT_LT(testing::nmse(actual.data(), expected.data(), x.size()), 1e-12);
       // Position 0 is the identity, exactly.
       for (int64_t i = 0; i < 5 * head_dim; ++i) ASSERT_EQ(actual[size_t(i)], x[size_t(i)]);
+    }
+  }
+}
+
+// Partial rotary (GLM-4.5, DeepSeek): only the first rotary_dim dims rotate, in pairs of
+// their own (i, i + rotary_dim/2) or (2i, 2i + 1), with inv_freq over rotary_dim; the rest
+// pass through bit-exactly. Every kernel family, with rotary dims that take the AVX2 path
+// (multiples of 16) and ones that fall back to the reference.
+TEST(Rope, PartialRotaryRotatesOnlyTheFirstDims) {
+  const int64_t num_tokens = 4, num_heads = 3;
+  const int32_t positions[num_tokens] = {0, 2, 517, 90000};
+  struct Shape {
+    int64_t head_dim, rotary_dim;
+  };
+  for (const Shape shape :
+       {Shape{32, 16}, Shape{64, 32}, Shape{128, 64}, Shape{40, 20}, Shape{64, 8}, Shape{32, 32}}) {
+    const int64_t head_dim = shape.head_dim, rotary_dim = shape.rotary_dim;
+    const std::vector<float> inv_freq = inv_freq_for(rotary_dim, 1e4);
+    const std::vector<float> x = testing::random_floats(size_t(num_tokens * num_heads * head_dim), 31);
+    for (bool interleaved : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << "head_dim " << head_dim << " rotary_dim " << rotary_dim
+                                        << (interleaved ? " interleaved" : " neox"));
+      std::vector<std::pair<const char*, std::vector<float>>> results;
+      std::vector<float> r = x;
+      ref::rope_inplace(r.data(), num_tokens, num_heads, head_dim, rotary_dim, positions, inv_freq.data(), interleaved);
+      results.emplace_back("ref", r);
+      r = x;
+      best_cpu_kernels().rope_inplace(r.data(), num_tokens, num_heads, head_dim, rotary_dim, positions,
+                                      inv_freq.data(), interleaved);
+      results.emplace_back("best", r);
+      if (cpu::has_avx2_kernels()) {
+        r = x;
+        avx2::rope_inplace(r.data(), num_tokens, num_heads, head_dim, rotary_dim, positions, inv_freq.data(),
+                           interleaved);
+        results.emplace_back("avx2", r);
+      }
+      for (const auto& [family, actual] : results) {
+        SCOPED_TRACE(family);
+        for (int64_t t = 0; t < num_tokens; ++t) {
+          for (int64_t h = 0; h < num_heads; ++h) {
+            const float* in = x.data() + (t * num_heads + h) * head_dim;
+            const float* out = actual.data() + (t * num_heads + h) * head_dim;
+            for (int64_t i = 0; i < rotary_dim / 2; ++i) {
+              const double theta = double(positions[t]) * double(inv_freq[size_t(i)]);
+              const int64_t a = interleaved ? 2 * i : i, b = interleaved ? 2 * i + 1 : i + rotary_dim / 2;
+              ASSERT_NEAR(out[a], in[a] * std::cos(theta) - in[b] * std::sin(theta), 1e-5) << "t=" << t << " i=" << i;
+              ASSERT_NEAR(out[b], in[b] * std::cos(theta) + in[a] * std::sin(theta), 1e-5) << "t=" << t << " i=" << i;
+            }
+            for (int64_t d = rotary_dim; d < head_dim; ++d) ASSERT_EQ(out[d], in[d]) << "pass-through dim " << d;
+          }
+        }
+      }
     }
   }
 }

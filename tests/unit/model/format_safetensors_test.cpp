@@ -11,6 +11,7 @@
 #include "model/gguf_config.h"
 #include "model/hf_config.h"
 #include "model/model_files.h"
+#include "model/weight_store.h"
 #include "text/hf_tokenizer_config.h"
 #include "text/tokenizer_files.h"
 
@@ -283,6 +284,154 @@ TEST(FormatHf, ConfigParsing) {
   EXPECT_NE(err(moe).find("num_experts_per_token"), std::string::npos);
 }
 
+// GLM-4.5's config.json (Glm4MoeForCausalLM) and its tensor names; and the errors a broken
+// GLM model must give: expert groups that do not divide the experts, a missing shared expert.
+Json glm4_moe_config() {
+  TinySpec spec;
+  Json c = test::tiny_hf_config(spec);
+  c["architectures"] = {"Glm4MoeForCausalLM"};
+  c["model_type"] = "glm4_moe";
+  c["num_hidden_layers"] = 3;
+  c["n_routed_experts"] = 8;
+  c["num_experts_per_tok"] = 2;
+  c["moe_intermediate_size"] = 64;
+  c["n_shared_experts"] = 1;
+  c["first_k_dense_replace"] = 1;
+  c["n_group"] = 2;
+  c["topk_group"] = 1;
+  c["routed_scaling_factor"] = 2.5;
+  c["norm_topk_prob"] = true;
+  c["partial_rotary_factor"] = 0.5;
+  c["use_qk_norm"] = true;
+  c["attention_bias"] = true;
+  c["num_nextn_predict_layers"] = 1;
+  return c;
+}
+
+// Shape-only tensors (no data) for every weight a GLM-4.5 config of glm4_moe_config() needs.
+model::WeightStore glm4_moe_weights(const ModelConfig& c) {
+  model::WeightStore w("glm");
+  auto add = [&](const std::string& name, std::vector<int64_t> shape) {
+    Tensor t;
+    t.shape = std::move(shape);
+    w.add(name, t);
+  };
+  const int64_t h = c.hidden_size, q = c.num_heads * c.head_dim, kv = c.num_kv_heads * c.head_dim;
+  add("token_embd.weight", {c.vocab_size, h});
+  add("output_norm.weight", {h});
+  add("output.weight", {c.vocab_size, h});
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    const std::string b = "blk." + std::to_string(l) + ".";
+    add(b + "attn_norm.weight", {h});
+    add(b + "attn_q.weight", {q, h});
+    add(b + "attn_k.weight", {kv, h});
+    add(b + "attn_v.weight", {kv, h});
+    add(b + "attn_q.bias", {q});
+    add(b + "attn_k.bias", {kv});
+    add(b + "attn_v.bias", {kv});
+    add(b + "attn_q_norm.weight", {c.head_dim});
+    add(b + "attn_k_norm.weight", {c.head_dim});
+    add(b + "attn_output.weight", {h, q});
+    add(b + "ffn_norm.weight", {h});
+    if (l < c.first_dense_layers) {
+      add(b + "ffn_gate.weight", {c.intermediate_size, h});
+      add(b + "ffn_up.weight", {c.intermediate_size, h});
+      add(b + "ffn_down.weight", {h, c.intermediate_size});
+      continue;
+    }
+    add(b + "ffn_gate_inp.weight", {c.num_experts, h});
+    add(b + "exp_probs_b.bias", {c.num_experts});
+    for (int64_t e = 0; e < c.num_experts; ++e) {
+      const std::string x = "." + std::to_string(e) + ".weight";
+      add(b + "ffn_gate_exps" + x, {c.moe_intermediate_size, h});
+      add(b + "ffn_up_exps" + x, {c.moe_intermediate_size, h});
+      add(b + "ffn_down_exps" + x, {h, c.moe_intermediate_size});
+    }
+    add(b + "ffn_gate_shexp.weight", {c.moe_intermediate_size, h});
+    add(b + "ffn_up_shexp.weight", {c.moe_intermediate_size, h});
+    add(b + "ffn_down_shexp.weight", {h, c.moe_intermediate_size});
+  }
+  return w;
+}
+
+TEST(FormatHf, Glm4MoeConfigTensorsAndErrors) {
+  const ModelConfig c = parse_hf_config(glm4_moe_config(), "config.json");
+  EXPECT_EQ(c.arch, "glm4moe");
+  EXPECT_EQ(c.num_layers, 3);  // the MTP layer is not one of them
+  EXPECT_EQ(c.rotary_dim, 16);
+  EXPECT_EQ(c.rope_dim(), 16);
+  EXPECT_TRUE(c.qk_norm);
+  EXPECT_TRUE(c.attention_bias);
+  EXPECT_EQ(c.num_experts, 8);
+  EXPECT_EQ(c.num_experts_per_token, 2);
+  EXPECT_EQ(c.first_dense_layers, 1);
+  EXPECT_FALSE(c.is_moe_layer(0));
+  EXPECT_TRUE(c.is_moe_layer(1));
+  EXPECT_EQ(c.num_shared_experts, 1);
+  EXPECT_EQ(c.router_gating, model::RouterGating::Sigmoid);
+  EXPECT_TRUE(c.router_bias);
+  EXPECT_EQ(c.expert_groups, 2);
+  EXPECT_EQ(c.expert_groups_used, 1);
+  EXPECT_FLOAT_EQ(c.routed_scaling, 2.5f);
+  EXPECT_TRUE(c.norm_topk_prob);
+  // Qwen3-MoE keeps the softmax router and its defaults.
+  TinySpec qwen_moe;
+  qwen_moe.arch = "qwen3moe";
+  qwen_moe.experts = 8;
+  qwen_moe.experts_used = 2;
+  qwen_moe.moe_ffn = 64;
+  const ModelConfig q = parse_hf_config(test::tiny_hf_config(qwen_moe), "config.json");
+  EXPECT_EQ(q.router_gating, model::RouterGating::Softmax);
+  EXPECT_FALSE(q.router_bias);
+  EXPECT_EQ(q.num_shared_experts, 0);
+  EXPECT_EQ(q.first_dense_layers, 0);
+  EXPECT_EQ(q.rope_dim(), q.head_dim);
+
+  const std::pair<const char*, const char*> names[] = {
+      {"model.layers.1.mlp.gate.e_score_correction_bias", "blk.1.exp_probs_b.bias"},
+      {"model.layers.1.mlp.shared_experts.gate_proj.weight", "blk.1.ffn_gate_shexp.weight"},
+      {"model.layers.1.mlp.shared_experts.up_proj.weight", "blk.1.ffn_up_shexp.weight"},
+      {"model.layers.1.mlp.shared_experts.down_proj.weight", "blk.1.ffn_down_shexp.weight"},
+  };
+  for (const auto& [hf, canonical] : names) EXPECT_EQ(hf_tensor_to_canonical(hf), std::string(canonical)) << hf;
+  EXPECT_EQ(hf_tensor_to_canonical("model.layers.1.self_attn.q_proj.e_score_correction_bias"), std::nullopt);
+
+  model::check_weights_match_config(glm4_moe_weights(c), c);  // complete: no error
+  auto err = [](const Json& j) { return error_of([&] { parse_hf_config(j, "cfg/config.json"); }); };
+  Json bad = glm4_moe_config();
+  bad["n_group"] = 3;
+  EXPECT_NE(err(bad).find("cfg/config.json: n_group (expert groups) 3 does not divide the 8 experts"),
+            std::string::npos)
+      << err(bad);
+  bad = glm4_moe_config();
+  bad["topk_group"] = 3;
+  EXPECT_NE(err(bad).find("topk_group (expert groups used) = 3 is out of range [1, 2]"), std::string::npos) << err(bad);
+  bad = glm4_moe_config();
+  bad["num_experts_per_tok"] = 5;  // more than the 4 experts of one kept group
+  EXPECT_NE(err(bad).find("5 experts per token do not fit in topk_group 1 groups of 4"), std::string::npos)
+      << err(bad);
+  bad = glm4_moe_config();
+  bad["partial_rotary_factor"] = 0.3;  // 32 * 0.3 = 9 rotary dims: odd
+  EXPECT_NE(err(bad).find("rotary dims 9"), std::string::npos) << err(bad);
+
+  // One missing shared-expert tensor: one error that names it.
+  const model::WeightStore complete = glm4_moe_weights(c);
+  model::WeightStore missing("glm");
+  for (const std::string& n : complete.names()) {
+    if (n != "blk.2.ffn_up_shexp.weight") missing.add(n, complete.get(n));
+  }
+  const std::string e = error_of([&] { model::check_weights_match_config(missing, c); });
+  EXPECT_NE(e.find("glm: missing required tensor 'blk.2.ffn_up_shexp.weight'"), std::string::npos) << e;
+  // A missing score-correction bias, too.
+  model::WeightStore no_bias("glm");
+  for (const std::string& n : complete.names()) {
+    if (n != "blk.1.exp_probs_b.bias") no_bias.add(n, complete.get(n));
+  }
+  EXPECT_NE(error_of([&] { model::check_weights_match_config(no_bias, c); })
+                .find("glm: missing required tensor 'blk.1.exp_probs_b.bias'"),
+            std::string::npos);
+}
+
 TEST(FormatHf, TokenizerAndGenerationConfigs) {
   HfTokenizerConfig tc = parse_hf_tokenizer_config(
       Json{{"bos_token", {{"content", "<s>"}}}, {"eos_token", "</s>"}, {"chat_template", "T"}, {"add_bos_token", true}},
@@ -340,6 +489,14 @@ void expect_same_config(const ModelConfig& a, const ModelConfig& b) {
   EXPECT_EQ(a.num_experts_per_token, b.num_experts_per_token);
   EXPECT_EQ(a.moe_intermediate_size, b.moe_intermediate_size);
   EXPECT_EQ(a.norm_topk_prob, b.norm_topk_prob);
+  EXPECT_EQ(a.rope_dim(), b.rope_dim());
+  EXPECT_EQ(a.first_dense_layers, b.first_dense_layers);
+  EXPECT_EQ(a.num_shared_experts, b.num_shared_experts);
+  EXPECT_EQ(a.router_gating, b.router_gating);
+  EXPECT_EQ(a.router_bias, b.router_bias);
+  EXPECT_EQ(a.expert_groups, b.expert_groups);
+  EXPECT_EQ(a.expert_groups_used, b.expert_groups_used);
+  EXPECT_EQ(a.routed_scaling, b.routed_scaling);
   if (!a.is_moe()) {
     EXPECT_EQ(a.intermediate_size, b.intermediate_size);
   }

@@ -238,9 +238,9 @@ class NoF16Backend final : public kernels::Backend {
   void softmax_inplace(float* x, int64_t rows, int64_t dim) override { cpu_.softmax_inplace(x, rows, dim); }
   void add_inplace(float* y, const float* x, int64_t n) override { cpu_.add_inplace(y, x, n); }
   void add_bias(float* y, const float* b, int64_t rows, int64_t dim) override { cpu_.add_bias(y, b, rows, dim); }
-  void rope_inplace(float* x, int64_t t, int64_t h, int64_t d, const int32_t* p, const float* f,
+  void rope_inplace(float* x, int64_t t, int64_t h, int64_t d, int64_t r, const int32_t* p, const float* f,
                     bool interleaved) override {
-    cpu_.rope_inplace(x, t, h, d, p, f, interleaved);
+    cpu_.rope_inplace(x, t, h, d, r, p, f, interleaved);
   }
   void paged_attention(const float* q, float* out, const kernels::AttentionBatch& batch,
                        const kernels::KvLayerView& kv, int64_t heads, float scale) override {
