@@ -1,5 +1,7 @@
 #include "api/constrained_output.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "api/api_error.h"
@@ -31,6 +33,83 @@ g::Symbol with_reasoning(g::GrammarBuilder& b, g::Symbol body, const ReasoningPr
   return body;
 }
 
+bool is_xml_format(text::ToolCallFormat format) {
+  return format == text::ToolCallFormat::Qwen3CoderXml || format == text::ToolCallFormat::Glm45Xml;
+}
+
+// One value of an XML call: raw text where the schema allows a string (what
+// the parser keeps as a string), else the JSON grammar of the property's
+// schema. `close` ends the value; a raw text never contains it nor
+// </tool_call> (where the output parser would end the call).
+g::Symbol xml_argument_value(g::GrammarBuilder& b, g::JsonSchemaCompiler& compiler, const json& root,
+                             const json* property, const std::string& path, const std::string& layout_close,
+                             const std::string& close, std::vector<std::string>* ignored) {
+  const text::JsonTypes types = property ? text::json_types_of_schema(*property, root) : 0;
+  if (types != 0 && !(types & text::kJsonString)) {
+    return b.sequence({compiler.value(*property, path), b.literal(layout_close + close)});
+  }
+  // Raw text. A string enum or const: exactly those texts.
+  if (property && property->is_object()) {
+    std::vector<g::Symbol> texts;
+    if (auto values = property->find("enum"); values != property->end() && values->is_array()) {
+      for (const auto& value : *values)
+        if (value.is_string()) texts.push_back(b.literal(value.get<std::string>() + layout_close + close));
+    } else if (auto value = property->find("const"); value != property->end() && value->is_string()) {
+      texts.push_back(b.literal(value->get<std::string>() + layout_close + close));
+    }
+    if (!texts.empty()) return b.choice(texts);
+    if (ignored) {
+      for (const char* keyword : {"minLength", "maxLength", "pattern", "format"})
+        if (property->contains(keyword)) ignored->push_back(fmt::format("{} at {} (an XML text value)", keyword, path));
+    }
+  }
+  return b.text_until(layout_close + close, {close, "</tool_call>"});
+}
+
+// A call in an XML format: every property of the schema in its order, the
+// required ones always, the optional ones maybe; then the required names the
+// schema has no property for (as text). A schema without properties: no arguments.
+//   Qwen3CoderXml  <function=NAME>\n<parameter=K>\nV\n</parameter>\n…</function>
+//   Glm45Xml       NAME\n<arg_key>K</arg_key>\n<arg_value>V</arg_value>\n…   (`compact`: no newlines, as GLM-4.7)
+g::Symbol xml_call(g::GrammarBuilder& b, g::JsonSchemaCompiler& compiler, text::ToolCallFormat format, bool compact,
+                   const std::string& name, const json& schema, std::vector<std::string>* ignored) {
+  const bool qwen = format == text::ToolCallFormat::Qwen3CoderXml;
+  const std::string nl = compact ? "" : "\n";
+  std::vector<std::string> required;
+  if (schema.is_object() && schema.contains("required") && schema["required"].is_array())
+    for (const auto& key : schema["required"])
+      if (key.is_string()) required.push_back(key.get<std::string>());
+  auto is_required = [&](const std::string& key) {
+    return std::find(required.begin(), required.end(), key) != required.end();
+  };
+  auto argument = [&](const std::string& key, const json* property) {
+    const std::string path = "#/properties/" + key;
+    if (qwen) {
+      return b.sequence({b.literal("<parameter=" + key + ">\n"),
+                         xml_argument_value(b, compiler, schema, property, path, "\n", "</parameter>", ignored),
+                         b.literal("\n")});
+    }
+    return b.sequence({b.literal("<arg_key>" + key + "</arg_key>" + nl + "<arg_value>"),
+                       xml_argument_value(b, compiler, schema, property, path, "", "</arg_value>", ignored),
+                       b.literal(nl)});
+  };
+  std::vector<g::Symbol> parts;
+  parts.push_back(b.literal(qwen ? "<function=" + name + ">\n" : name + nl));
+  const json* properties = schema.is_object() && schema.contains("properties") && schema["properties"].is_object()
+                               ? &schema["properties"]
+                               : nullptr;
+  if (properties) {
+    for (const auto& [key, property] : properties->items()) {
+      const g::Symbol item = argument(key, &property);
+      parts.push_back(is_required(key) ? item : b.optional(item));
+    }
+  }
+  for (const std::string& key : required)
+    if (!properties || !properties->contains(key)) parts.push_back(argument(key, nullptr));
+  if (qwen) parts.push_back(b.literal("</function>\n"));
+  return b.sequence(parts);
+}
+
 std::shared_ptr<engine::TokenConstraint> finish_constraint(const ServerContext& ctx, g::GrammarBuilder& b,
                                                            g::Symbol root) {
   auto compiled = std::make_shared<const g::CompiledGrammar>(b.build(root));
@@ -55,16 +134,16 @@ std::shared_ptr<engine::TokenConstraint> make_json_constraint(const ServerContex
   return finish_constraint(ctx, b, with_reasoning(b, body, reasoning));
 }
 
-std::shared_ptr<engine::TokenConstraint> make_tool_call_constraint(const ServerContext& ctx, const json& tools,
-                                                                   const std::string& forced_name,
-                                                                   const ReasoningPrefix& reasoning,
-                                                                   std::vector<std::string>* ignored) {
+g::Grammar tool_call_grammar(text::ToolCallFormat format, const std::string& chat_template, const json& tools,
+                             const std::string& forced_name, const ReasoningPrefix& reasoning,
+                             std::vector<std::string>* ignored) {
   if (!tools.is_array() || tools.empty()) {
     throw ApiError(400, "invalid_request_error", "a forced tool call needs at least one tool in 'tools'",
                    "tool_choice");
   }
-  // The same format the output parser expects (detected from the chat template; Hermes by default).
-  const text::ToolCallFormat format = model_tool_call_format(ctx);
+  // GLM-4.7's template writes its tags without newlines between them; GLM-4.5/4.6's with.
+  const bool compact_xml =
+      format == text::ToolCallFormat::Glm45Xml && chat_template.find("</arg_key><arg_value>") != std::string::npos;
   g::GrammarBuilder b;
   std::vector<g::Symbol> calls;
   for (size_t i = 0; i < tools.size(); ++i) {
@@ -84,7 +163,8 @@ std::shared_ptr<engine::TokenConstraint> make_tool_call_constraint(const ServerC
     g::Symbol arguments;
     try {
       g::JsonSchemaCompiler compiler(b, schema, &tool_ignored);
-      arguments = compiler.root_value();
+      arguments = is_xml_format(format) ? xml_call(b, compiler, format, compact_xml, name, schema, &tool_ignored)
+                                        : compiler.root_value();
     } catch (const Error& e) {
       throw ApiError(400, "invalid_request_error",
                      fmt::format("unusable parameters schema of tool '{}': {}", name, e.what()), "tools");
@@ -92,7 +172,9 @@ std::shared_ptr<engine::TokenConstraint> make_tool_call_constraint(const ServerC
     if (ignored)
       for (const auto& entry : tool_ignored) ignored->push_back(fmt::format("tool {}: {}", name, entry));
     const std::string name_json = json(name).dump();
-    if (format == text::ToolCallFormat::Llama3Json) {
+    if (is_xml_format(format)) {
+      calls.push_back(arguments);  // the whole call, name included
+    } else if (format == text::ToolCallFormat::Llama3Json) {
       calls.push_back(
           b.sequence({b.literal("{\"name\": " + name_json + ", \"parameters\": "), arguments, b.literal("}")}));
     } else if (format == text::ToolCallFormat::DeepSeekV3) {
@@ -110,10 +192,27 @@ std::shared_ptr<engine::TokenConstraint> make_tool_call_constraint(const ServerC
   g::Symbol body = b.choice(calls);
   if (format == text::ToolCallFormat::DeepSeekV3) {
     body = b.sequence({b.literal("<｜tool▁calls▁begin｜>"), body, b.literal("<｜tool▁calls▁end｜>")});
+  } else if (format == text::ToolCallFormat::Qwen3CoderXml) {
+    body = b.sequence({b.literal("<tool_call>\n"), body, b.literal("</tool_call>")});
+  } else if (format == text::ToolCallFormat::Glm45Xml) {
+    body = b.sequence({b.literal("<tool_call>"), body, b.literal("</tool_call>")});
   } else if (format != text::ToolCallFormat::Llama3Json) {
     body = b.sequence({b.literal("<tool_call>\n"), body, b.literal("\n</tool_call>")});
   }
-  return finish_constraint(ctx, b, with_reasoning(b, body, reasoning));
+  return b.build(with_reasoning(b, body, reasoning));
+}
+
+std::shared_ptr<engine::TokenConstraint> make_tool_call_constraint(const ServerContext& ctx, const json& tools,
+                                                                   const std::string& forced_name,
+                                                                   const ReasoningPrefix& reasoning,
+                                                                   std::vector<std::string>* ignored) {
+  // The same format the output parser expects (detected from the chat template; Hermes by default).
+  const text::ToolCallFormat format = model_tool_call_format(ctx);
+  const std::string& chat_template = ctx.model ? ctx.model->tokenizer_files.chat_template : std::string();
+  auto compiled = std::make_shared<const g::CompiledGrammar>(
+      tool_call_grammar(format, chat_template, tools, forced_name, reasoning, ignored));
+  return std::make_shared<g::GrammarConstraint>(std::move(compiled),
+                                                g::VocabIndex::for_tokenizer(*ctx.model->tokenizer));
 }
 
 std::shared_ptr<engine::TokenConstraint> make_output_constraint(const ServerContext& ctx, const ConstraintSpec& spec,

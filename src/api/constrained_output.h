@@ -14,6 +14,8 @@
 #include "api/generation_request.h"
 #include "api/server_context.h"
 #include "engine/token_constraint.h"
+#include "grammar/grammar.h"
+#include "text/tool_call_format.h"
 
 namespace llmesh::api {
 
@@ -42,6 +44,20 @@ std::shared_ptr<engine::TokenConstraint> make_tool_call_constraint(const ServerC
                                                                    const std::string& forced_name,
                                                                    const ReasoningPrefix& reasoning,
                                                                    std::vector<std::string>* ignored);
+
+// The grammar behind make_tool_call_constraint, for a model whose tool-call
+// syntax is `format` and whose chat template is `chat_template` (GLM: which
+// layout). The XML formats (Qwen3CoderXml, Glm45Xml) write each property of
+// the tool's schema in the schema's order, the required ones always and the
+// optional ones maybe (then any required name without a property, as text):
+// a value whose schema allows a string is raw text that contains neither its
+// closing tag nor </tool_call> (a string enum / const: exactly those texts;
+// minLength, maxLength, pattern and format are then reported unenforced);
+// any other value is the JSON of its schema. Parsed back by the OutputParser
+// with the same tools' ToolParameterTypes, the arguments validate.
+grammar::Grammar tool_call_grammar(text::ToolCallFormat format, const std::string& chat_template,
+                                   const nlohmann::ordered_json& tools, const std::string& forced_name,
+                                   const ReasoningPrefix& reasoning, std::vector<std::string>* ignored);
 
 // The constraint a request's ConstraintSpec asks for (null for Kind::None).
 std::shared_ptr<engine::TokenConstraint> make_output_constraint(const ServerContext& ctx, const ConstraintSpec& spec,

@@ -152,7 +152,7 @@ PreparedGeneration prepare(const ServerContext& ctx, const GenerationRequest& re
                                                /*loop_guard_by_default=*/true);
   prepared.prompt = std::move(prompt.text);
   prepared.ignored = request.ignored;
-  prepared.pipeline.parser = output_parser_options(ctx, prepared.prompt, request.parse_tool_calls);
+  prepared.pipeline.parser = output_parser_options(ctx, prepared.prompt, request.parse_tool_calls, request.tools);
   prepared.engine_request.reasoning_budget =
       reasoning_budget_options(*ctx.model->tokenizer, prepared.pipeline.parser, request);
   prepared.engine_request.constraint = make_output_constraint(

@@ -10,7 +10,7 @@ text::ToolCallFormat model_tool_call_format(const ServerContext& ctx) {
 }
 
 text::OutputParserOptions output_parser_options(const ServerContext& ctx, const std::string& prompt,
-                                                bool parse_tool_calls) {
+                                                bool parse_tool_calls, const nlohmann::ordered_json& tools) {
   text::OutputParserOptions parser;
   parser.parse_reasoning = ctx.model->tokenizer->token_id(parser.reasoning_open).has_value() ||
                            prompt.find(parser.reasoning_open) != std::string::npos;
@@ -18,6 +18,10 @@ text::OutputParserOptions output_parser_options(const ServerContext& ctx, const 
       parser.parse_reasoning && text::ends_inside_block(prompt, parser.reasoning_open, parser.reasoning_close);
   parser.parse_tool_calls = parse_tool_calls;
   parser.tool_call_format = model_tool_call_format(ctx);
+  if (parse_tool_calls && (parser.tool_call_format == text::ToolCallFormat::Qwen3CoderXml ||
+                           parser.tool_call_format == text::ToolCallFormat::Glm45Xml)) {
+    parser.tool_parameter_types = text::ToolParameterTypes::from_tools(tools);
+  }
   return parser;
 }
 

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "api/server_context.h"
 #include "text/output_parser.h"
 #include "text/tool_call_format.h"
@@ -17,8 +19,10 @@ namespace llmesh::api {
 // parse and to force.
 text::ToolCallFormat model_tool_call_format(const ServerContext& ctx);
 
-// `prompt` is the rendered prompt (a template may already have opened <think>).
+// `prompt` is the rendered prompt (a template may already have opened <think>);
+// `tools` the request's tools (GenerationRequest::tools, any API's shape), whose
+// parameter types the XML formats need to type the values they parse.
 text::OutputParserOptions output_parser_options(const ServerContext& ctx, const std::string& prompt,
-                                                bool parse_tool_calls);
+                                                bool parse_tool_calls, const nlohmann::ordered_json& tools);
 
 }  // namespace llmesh::api

@@ -172,6 +172,64 @@ Symbol GrammarBuilder::text_until(std::string_view terminator) {
   return rule(state_rules[0]);
 }
 
+Symbol GrammarBuilder::text_until(std::string_view terminator, const std::vector<std::string>& forbidden) {
+  if (forbidden.empty()) return text_until(terminator);
+  check(!terminator.empty(), "grammar: text_until needs a terminator");
+  for (const std::string& f : forbidden) check(!f.empty(), "grammar: text_until's forbidden strings must not be empty");
+  // An automaton over the prefixes of all the strings: state = the longest
+  // suffix of the text read that is a prefix of one of them (few states: the
+  // strings are tags). A byte that completes the terminator ends; one that
+  // completes a forbidden string (and not the terminator) has no transition.
+  std::vector<std::string> patterns(forbidden.begin(), forbidden.end());
+  patterns.emplace_back(terminator);
+  std::vector<std::string> states = {""};
+  auto state_of = [&](const std::string& text) -> int {
+    for (size_t i = 0; i < states.size(); ++i)
+      if (states[i] == text) return int(i);
+    return -1;
+  };
+  for (const std::string& p : patterns) {
+    for (size_t len = 1; len < p.size(); ++len) {
+      const std::string prefix = p.substr(0, len);
+      if (state_of(prefix) < 0) states.push_back(prefix);
+    }
+  }
+  auto ends_with = [](const std::string& text, const std::string& suffix) {
+    return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  const int kEnd = -1, kRefused = -2;
+  auto next_state = [&](const std::string& state, uint8_t byte) -> int {
+    const std::string text = state + char(byte);
+    if (ends_with(text, std::string(terminator))) return kEnd;
+    for (const std::string& f : forbidden)
+      if (ends_with(text, f)) return kRefused;
+    for (size_t start = 0; start <= text.size(); ++start) {  // the longest suffix that is a state
+      const int s = state_of(text.substr(start));
+      if (s >= 0) return s;
+    }
+    return 0;
+  };
+  std::vector<int32_t> state_rules(states.size());
+  for (size_t i = 0; i < states.size(); ++i) state_rules[i] = new_rule(fmt::format("until{}", i), {}, false);
+  for (size_t i = 0; i < states.size(); ++i) {
+    std::vector<ByteSet> to(states.size());
+    ByteSet to_end;
+    for (int b = 0; b < 256; ++b) {
+      const int next = next_state(states[i], uint8_t(b));
+      if (next == kEnd)
+        to_end.add(uint8_t(b));
+      else if (next >= 0)
+        to[size_t(next)].add(uint8_t(b));
+    }
+    auto& alts = grammar_.rules[size_t(state_rules[i])].alternatives;
+    if (!to_end.empty()) alts.push_back({bytes(to_end)});
+    for (size_t j = 0; j < states.size(); ++j)
+      if (!to[j].empty()) alts.push_back({bytes(to[j]), rule(state_rules[j])});
+    defined_[size_t(state_rules[i])] = true;
+  }
+  return rule(state_rules[0]);
+}
+
 int32_t GrammarBuilder::declare_rule(std::string name) { return new_rule(std::move(name), {}, false); }
 
 void GrammarBuilder::define_rule(int32_t rule_id, Symbol body) {

@@ -61,6 +61,10 @@ class GrammarBuilder {
   Symbol optional(Symbol item) { return repeat(item, 0, 1); }
   // Any bytes that do not contain `terminator`, then `terminator` itself.
   Symbol text_until(std::string_view terminator);
+  // Same, where the bytes before the terminator also contain none of
+  // `forbidden` (a forbidden string inside the terminator itself is fine:
+  // text_until("\n</p>", {"</p>"}) ends at "\n</p>" and refuses a "</p>" before it).
+  Symbol text_until(std::string_view terminator, const std::vector<std::string>& forbidden);
 
   // Named rules, for recursion: declare first, use rule(id), define later.
   int32_t declare_rule(std::string name);

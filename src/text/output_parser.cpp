@@ -101,6 +101,7 @@ std::vector<std::string> OutputParser::markers() const {
                                     &markers_.section_close, &markers_.separator}) {
     if (!marker->empty()) result.push_back(*marker);
   }
+  for (const std::string& tag : markers_.body_tags) result.push_back(tag);
   return result;
 }
 
@@ -301,7 +302,7 @@ void OutputParser::emit(OutputDelta& out, std::string_view text) {
 void OutputParser::end_tool_call(OutputDelta& out, std::string_view body) {
   std::string name;
   std::string arguments_json;
-  if (llmesh::text::parse_tool_call_body(format_, body, &name, &arguments_json)) {
+  if (llmesh::text::parse_tool_call_body(format_, body, &name, &arguments_json, &options_.tool_parameter_types)) {
     add_tool_call(out, std::move(name), std::move(arguments_json));
     return;
   }

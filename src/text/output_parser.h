@@ -12,6 +12,10 @@
 //                 reasoning) starts with "{" or <|python_tag|>; several objects
 //                 may follow each other, separated by blanks or ";". Otherwise
 //                 the message is plain content.
+//     Qwen3CoderXml <tool_call><function=NAME><parameter=P>VALUE</parameter>…</function></tool_call>
+//     Glm45Xml      <tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>…</tool_call>
+//                 any number, anywhere in the content, like Hermes; values are
+//                 typed by `tool_parameter_types` (tool_call_format.h says how)
 //
 // Guarantees:
 //   - a tag is never emitted while it may still be incomplete: text that could
@@ -44,6 +48,9 @@ struct OutputParserOptions {
   std::string reasoning_close = "</think>";
   std::string tool_call_open = "<tool_call>";    // Hermes only
   std::string tool_call_close = "</tool_call>";  // Hermes only
+  // Qwen3CoderXml / Glm45Xml: the JSON types of the request's tool parameters
+  // (ToolParameterTypes::from_tools); values of unknown ones stay strings.
+  ToolParameterTypes tool_parameter_types;
 };
 
 struct ParsedToolCall {

@@ -1,5 +1,7 @@
 #include "text/tool_call_format.h"
 
+#include <cctype>
+
 #include <nlohmann/json.hpp>
 
 namespace llmesh::text {
@@ -12,6 +14,14 @@ constexpr std::string_view kDeepSeekCallsEnd = "<｜tool▁calls▁end｜>";
 constexpr std::string_view kDeepSeekCallBegin = "<｜tool▁call▁begin｜>";
 constexpr std::string_view kDeepSeekCallEnd = "<｜tool▁call▁end｜>";
 constexpr std::string_view kDeepSeekSep = "<｜tool▁sep｜>";
+constexpr std::string_view kQwenFunctionOpen = "<function=";
+constexpr std::string_view kQwenFunctionClose = "</function>";
+constexpr std::string_view kQwenParameterOpen = "<parameter=";
+constexpr std::string_view kQwenParameterClose = "</parameter>";
+constexpr std::string_view kGlmKeyOpen = "<arg_key>";
+constexpr std::string_view kGlmKeyClose = "</arg_key>";
+constexpr std::string_view kGlmValueOpen = "<arg_value>";
+constexpr std::string_view kGlmValueClose = "</arg_value>";
 
 bool contains(std::string_view text, std::string_view needle) { return text.find(needle) != std::string_view::npos; }
 
@@ -101,9 +111,280 @@ bool parse_deepseek_call(std::string_view body, std::string* name, std::string* 
   return true;
 }
 
+
+using OrderedJson = nlohmann::ordered_json;
+
+bool starts_with(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
+
+std::string_view skip_blanks(std::string_view text) {
+  while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
+  return text;
+}
+
+// The bit of a parsed JSON value's type (integers are numbers too: see allows()).
+JsonTypes type_bit(const OrderedJson& value) {
+  switch (value.type()) {
+    case OrderedJson::value_t::string: return kJsonString;
+    case OrderedJson::value_t::number_integer:
+    case OrderedJson::value_t::number_unsigned: return kJsonInteger;
+    case OrderedJson::value_t::number_float: return kJsonNumber;
+    case OrderedJson::value_t::boolean: return kJsonBoolean;
+    case OrderedJson::value_t::object: return kJsonObject;
+    case OrderedJson::value_t::array: return kJsonArray;
+    case OrderedJson::value_t::null: return kJsonNull;
+    default: return 0;
+  }
+}
+
+bool allows(JsonTypes types, const OrderedJson& value) {
+  const JsonTypes bit = type_bit(value);
+  if (bit == kJsonInteger && (types & kJsonNumber)) return true;
+  return (types & bit) != 0;
+}
+
+JsonTypes type_name_bit(const OrderedJson& name) {
+  if (!name.is_string()) return 0;
+  const std::string& n = name.get_ref<const std::string&>();
+  if (n == "string") return kJsonString;
+  if (n == "integer") return kJsonInteger;
+  if (n == "number") return kJsonNumber;
+  if (n == "boolean") return kJsonBoolean;
+  if (n == "object") return kJsonObject;
+  if (n == "array") return kJsonArray;
+  if (n == "null") return kJsonNull;
+  return 0;
+}
+
+JsonTypes schema_types(const OrderedJson& schema, const OrderedJson& root, int depth) {
+  if (!schema.is_object() || depth > 16) return 0;
+  if (auto ref = schema.find("$ref"); ref != schema.end() && ref->is_string()) {
+    const std::string& path = ref->get_ref<const std::string&>();
+    if (path.empty() || path[0] != '#') return 0;
+    const OrderedJson* target = &root;
+    if (path.size() > 1) {
+      try {
+        target = &root.at(OrderedJson::json_pointer(path.substr(1)));
+      } catch (const std::exception&) {
+        return 0;
+      }
+    }
+    return schema_types(*target, root, depth + 1);
+  }
+  JsonTypes types = 0;
+  if (auto type = schema.find("type"); type != schema.end()) {
+    if (type->is_array()) {
+      for (const auto& name : *type) types |= type_name_bit(name);
+    } else {
+      types = type_name_bit(*type);
+    }
+  } else if (auto values = schema.find("enum"); values != schema.end() && values->is_array()) {
+    for (const auto& value : *values) types |= type_bit(value);
+  } else if (auto value = schema.find("const"); value != schema.end()) {
+    types = type_bit(*value);
+  } else {
+    for (const char* key : {"anyOf", "oneOf"}) {
+      auto options = schema.find(key);
+      if (options == schema.end() || !options->is_array()) continue;
+      for (const auto& option : *options) {
+        const JsonTypes option_types = schema_types(option, root, depth + 1);
+        if (option_types == 0) return 0;  // one option allows anything: so does the union
+        types |= option_types;
+      }
+    }
+    if (auto parts = schema.find("allOf"); types == 0 && parts != schema.end() && parts->is_array()) {
+      JsonTypes all = 0xFF;
+      for (const auto& part : *parts) {
+        const JsonTypes part_types = schema_types(part, root, depth + 1);
+        if (part_types != 0) all &= part_types;
+      }
+      types = all == 0xFF ? 0 : all;
+    }
+  }
+  if (types != 0) {
+    if (auto nullable = schema.find("nullable"); nullable != schema.end() && nullable->is_boolean() && *nullable)
+      types |= kJsonNull;
+  }
+  return types;
+}
+
+// Python literals as JSON: True / False / None outside double-quoted strings.
+std::string python_literals_as_json(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  bool escaped = false;
+  auto word_at = [&](size_t i, std::string_view word) {
+    if (text.substr(i, word.size()) != word) return false;
+    const auto is_word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+    if (i > 0 && is_word_char(text[i - 1])) return false;
+    const size_t end = i + word.size();
+    return end >= text.size() || !is_word_char(text[end]);
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      out += c;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      out += c;
+    } else if (word_at(i, "True")) {
+      out += "true";
+      i += 3;
+    } else if (word_at(i, "False")) {
+      out += "false";
+      i += 4;
+    } else if (word_at(i, "None")) {
+      out += "null";
+      i += 3;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// Raw values may hold invalid UTF-8 (a model's bytes, not JSON it wrote): U+FFFD
+// instead of throwing.
+std::string dump_arguments(const OrderedJson& arguments) {
+  return arguments.dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
+}
+
+bool is_argument_key(std::string_view key) {
+  if (key.empty()) return false;
+  for (char c : key)
+    if (c == '<' || c == '>' || c == '\n' || c == '\r') return false;
+  return true;
+}
+
+// <function=NAME> (<parameter=KEY>VALUE</parameter>)* </function>
+bool parse_qwen3_coder_call(std::string_view body, const ToolParameterTypes* types, std::string* name,
+                            std::string* arguments_json) {
+  std::string_view rest = skip_blanks(body);
+  if (!starts_with(rest, kQwenFunctionOpen)) return false;
+  rest.remove_prefix(kQwenFunctionOpen.size());
+  const size_t name_end = rest.find('>');
+  if (name_end == std::string_view::npos) return false;
+  const std::string function_name(trim(rest.substr(0, name_end)));
+  if (!is_function_name(function_name) || function_name.find('<') != std::string::npos) return false;
+  rest.remove_prefix(name_end + 1);
+  OrderedJson arguments = OrderedJson::object();
+  for (;;) {
+    rest = skip_blanks(rest);
+    if (rest.empty()) break;  // </function> left out: the call ends with the body
+    if (starts_with(rest, kQwenFunctionClose)) {
+      if (!skip_blanks(rest.substr(kQwenFunctionClose.size())).empty()) return false;
+      break;
+    }
+    if (!starts_with(rest, kQwenParameterOpen)) return false;
+    rest.remove_prefix(kQwenParameterOpen.size());
+    const size_t key_end = rest.find('>');
+    if (key_end == std::string_view::npos) return false;
+    const std::string key(trim(rest.substr(0, key_end)));
+    if (!is_argument_key(key)) return false;
+    rest.remove_prefix(key_end + 1);
+    const size_t value_end = rest.find(kQwenParameterClose);
+    if (value_end == std::string_view::npos) return false;
+    std::string_view value = rest.substr(0, value_end);
+    rest.remove_prefix(value_end + kQwenParameterClose.size());
+    // The template's layout: a newline after the opening tag and one before the closing tag.
+    if (starts_with(value, "\n")) value.remove_prefix(1);
+    if (!value.empty() && value.back() == '\n') value.remove_suffix(1);
+    arguments[key] = typed_argument_value(value, types ? types->lookup(function_name, key) : 0);
+  }
+  *name = function_name;
+  *arguments_json = dump_arguments(arguments);
+  return true;
+}
+
+// NAME (<arg_key>KEY</arg_key> <arg_value>VALUE</arg_value>)*
+bool parse_glm45_call(std::string_view body, const ToolParameterTypes* types, std::string* name,
+                      std::string* arguments_json) {
+  const size_t first_key = body.find(kGlmKeyOpen);
+  const std::string function_name(trim(body.substr(0, first_key)));
+  if (!is_function_name(function_name) || function_name.find('<') != std::string::npos) return false;
+  std::string_view rest = first_key == std::string_view::npos ? std::string_view() : body.substr(first_key);
+  OrderedJson arguments = OrderedJson::object();
+  for (;;) {
+    rest = skip_blanks(rest);
+    if (rest.empty()) break;
+    if (!starts_with(rest, kGlmKeyOpen)) return false;
+    rest.remove_prefix(kGlmKeyOpen.size());
+    const size_t key_end = rest.find(kGlmKeyClose);
+    if (key_end == std::string_view::npos) return false;
+    const std::string key(trim(rest.substr(0, key_end)));
+    if (!is_argument_key(key)) return false;
+    rest = skip_blanks(rest.substr(key_end + kGlmKeyClose.size()));
+    if (!starts_with(rest, kGlmValueOpen)) return false;
+    rest.remove_prefix(kGlmValueOpen.size());
+    const size_t value_end = rest.find(kGlmValueClose);
+    if (value_end == std::string_view::npos) return false;
+    arguments[key] = typed_argument_value(rest.substr(0, value_end), types ? types->lookup(function_name, key) : 0);
+    rest.remove_prefix(value_end + kGlmValueClose.size());
+  }
+  *name = function_name;
+  *arguments_json = dump_arguments(arguments);
+  return true;
+}
+
 }  // namespace
 
+JsonTypes json_types_of_schema(const nlohmann::ordered_json& schema, const nlohmann::ordered_json& root) {
+  return schema_types(schema, root, 0);
+}
+
+JsonTypes ToolParameterTypes::lookup(const std::string& tool, const std::string& parameter) const {
+  const auto t = tools.find(tool);
+  if (t == tools.end()) return 0;
+  const auto p = t->second.find(parameter);
+  return p == t->second.end() ? 0 : p->second;
+}
+
+ToolParameterTypes ToolParameterTypes::from_tools(const nlohmann::ordered_json& tools) {
+  ToolParameterTypes table;
+  if (!tools.is_array()) return table;
+  for (const auto& tool : tools) {
+    if (!tool.is_object()) continue;
+    const OrderedJson& function = tool.contains("function") && tool["function"].is_object() ? tool["function"] : tool;
+    if (!function.contains("name") || !function["name"].is_string()) continue;
+    const OrderedJson* schema = nullptr;
+    for (const char* key : {"parameters", "input_schema"})
+      if (function.contains(key) && function[key].is_object()) schema = &function[key];
+    if (schema == nullptr || !schema->contains("properties") || !(*schema)["properties"].is_object()) continue;
+    auto& parameters = table.tools[function["name"].get<std::string>()];
+    for (const auto& [key, property] : (*schema)["properties"].items())
+      parameters[key] = json_types_of_schema(property, *schema);
+  }
+  return table;
+}
+
+nlohmann::ordered_json typed_argument_value(std::string_view raw, JsonTypes types) {
+  if (types == 0) return OrderedJson(std::string(raw));
+  const std::string_view text = trim(raw);
+  if (types & kJsonString) {
+    if ((types & kJsonNull) && (text == "null" || text == "None")) return nullptr;
+    return OrderedJson(std::string(raw));
+  }
+  OrderedJson parsed = OrderedJson::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) {
+    const std::string converted = python_literals_as_json(text);
+    parsed = OrderedJson::parse(converted, nullptr, /*allow_exceptions=*/false);
+  }
+  if (!parsed.is_discarded() && allows(types, parsed)) return parsed;
+  return OrderedJson(std::string(raw));
+}
+
 ToolCallFormat detect_tool_call_format(std::string_view source) {
+  // Both XML templates also contain Hermes's <tool_call>: they come first.
+  if (contains(source, kQwenFunctionOpen) && contains(source, kQwenParameterOpen)) return ToolCallFormat::Qwen3CoderXml;
+  if (contains(source, kGlmKeyOpen)) return ToolCallFormat::Glm45Xml;
   if (contains(source, kHermesCallOpen)) return ToolCallFormat::Hermes;
   // The DeepSeek markers without their full-width bars, so spelling variants in templates still match.
   if (contains(source, "tool▁calls▁begin") || contains(source, "tool▁call▁begin")) return ToolCallFormat::DeepSeekV3;
@@ -125,15 +406,23 @@ const char* to_string(ToolCallFormat format) {
       return "deepseek_v3";
     case ToolCallFormat::Llama3Json:
       return "llama3_json";
+    case ToolCallFormat::Qwen3CoderXml:
+      return "qwen3_coder_xml";
+    case ToolCallFormat::Glm45Xml:
+      return "glm45_xml";
   }
   return "unknown";
 }
 
 ToolCallMarkers tool_call_markers(ToolCallFormat format) {
   ToolCallMarkers markers;
-  if (format == ToolCallFormat::Hermes) {
+  if (format == ToolCallFormat::Hermes || format == ToolCallFormat::Qwen3CoderXml ||
+      format == ToolCallFormat::Glm45Xml) {
     markers.call_open = kHermesCallOpen;
     markers.call_close = "</tool_call>";
+    if (format == ToolCallFormat::Glm45Xml)
+      markers.body_tags = {std::string(kGlmKeyOpen), std::string(kGlmKeyClose), std::string(kGlmValueOpen),
+                           std::string(kGlmValueClose)};
   } else if (format == ToolCallFormat::DeepSeekV3) {
     markers.section_open = kDeepSeekCallsBegin;
     markers.call_open = kDeepSeekCallBegin;
@@ -144,8 +433,8 @@ ToolCallMarkers tool_call_markers(ToolCallFormat format) {
   return markers;
 }
 
-bool parse_tool_call_body(ToolCallFormat format, std::string_view body, std::string* name,
-                          std::string* arguments_json) {
+bool parse_tool_call_body(ToolCallFormat format, std::string_view body, std::string* name, std::string* arguments_json,
+                          const ToolParameterTypes* types) {
   switch (format) {
     case ToolCallFormat::Hermes:
       return parse_json_call(body, /*require_arguments=*/false, name, arguments_json);
@@ -153,6 +442,10 @@ bool parse_tool_call_body(ToolCallFormat format, std::string_view body, std::str
       return parse_json_call(body, /*require_arguments=*/true, name, arguments_json);
     case ToolCallFormat::DeepSeekV3:
       return parse_deepseek_call(body, name, arguments_json);
+    case ToolCallFormat::Qwen3CoderXml:
+      return parse_qwen3_coder_call(body, types, name, arguments_json);
+    case ToolCallFormat::Glm45Xml:
+      return parse_glm45_call(body, types, name, arguments_json);
     case ToolCallFormat::None:
       return false;
   }

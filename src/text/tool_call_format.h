@@ -4,10 +4,30 @@
 // To add a family: a value here, its markers in tool_call_markers(), its body
 // syntax in parse_tool_call_body(), a rule in detect_tool_call_format(), and
 // (for a syntax without markers, like Llama3Json) a state in the OutputParser.
+// The forced form of a call is in api/constrained_output.cpp.
+//
+// The two XML formats write each argument's value as raw text, so their
+// parser types values by the request's tool schemas (ToolParameterTypes):
+//   - a parameter whose schema allows a string stays text, except the text
+//     `null` (or Python's `None`) where null is allowed too, which is null;
+//   - otherwise (integer, number, boolean, object, array, null, or a list of
+//     them) the value is parsed as JSON; where that fails, Python literals
+//     (True, False, None, also inside objects and arrays, as the models write
+//     them) are read as JSON's true, false and null. A value that does not
+//     parse, or parses to a type its schema does not allow, stays a string;
+//   - an unknown tool, an unknown parameter, or a schema that names no type
+//     (`{}`, a $ref that does not resolve): a string, even when the text would
+//     parse as JSON. The text is kept exactly as the model wrote it, rather
+//     than guessing that `[1]` or `42` was meant as JSON where nothing says so.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace llmesh::text {
 
@@ -16,12 +36,20 @@ enum class ToolCallFormat {
   Hermes,      // <tool_call>{"name": …, "arguments": {…}}</tool_call>   (Qwen2.5, Qwen3, Hermes)
   DeepSeekV3,  // <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\n{…}\n```<｜tool▁call▁end｜>…
   Llama3Json,  // {"name": …, "parameters": {…}} as the whole message   (Llama 3.1/3.2/3.3)
+  Qwen3CoderXml,  // <tool_call>\n<function=NAME>\n<parameter=P>\nVALUE\n</parameter>\n</function>\n</tool_call>
+                  //   (Qwen3-Coder, Qwen3.5)
+  Glm45Xml,       // <tool_call>NAME\n<arg_key>K</arg_key>\n<arg_value>V</arg_value>\n</tool_call>
+                  //   (GLM-4.5/4.6; GLM-4.7 without the newlines)
 };
 
-// Guesses the format from the chat template's source text (None when it shows no tool-call syntax).
+// Guesses the format from the chat template's source text (None when it shows
+// no tool-call syntax). The XML formats are checked before Hermes, whose
+// <tool_call> their templates contain too:
+//   Qwen3CoderXml  the template contains both "<function=" and "<parameter="
+//   Glm45Xml       the template contains "<arg_key>"
 ToolCallFormat detect_tool_call_format(std::string_view chat_template_source);
 
-// "none", "hermes", "deepseek_v3", "llama3_json" (for logs and tests).
+// "none", "hermes", "deepseek_v3", "llama3_json", "qwen3_coder_xml", "glm45_xml" (for logs and tests).
 const char* to_string(ToolCallFormat format);
 
 // The literal markers around calls. Empty strings where the format has none.
@@ -29,16 +57,52 @@ const char* to_string(ToolCallFormat format);
 //   DeepSeekV3:  section <｜tool▁calls▁begin｜> … <｜tool▁calls▁end｜>,
 //                call <｜tool▁call▁begin｜> … <｜tool▁call▁end｜>, name/arguments split by <｜tool▁sep｜>
 //   Llama3Json:  no markers (the optional <|python_tag|> prefix is kLlama3PythonTag); None: none
+//   Qwen3CoderXml, Glm45Xml: call <tool_call> … </tool_call> (as Hermes), plus the tags inside a call
 struct ToolCallMarkers {
   std::string section_open;
   std::string call_open;
   std::string call_close;
   std::string section_close;
   std::string separator;  // between name and arguments inside one call (DeepSeekV3 only)
+  // Tags inside a call body (the XML formats), which some tokenizers make
+  // special tokens (GLM's <arg_key> …): a decoder must keep their text.
+  std::vector<std::string> body_tags;
 };
 ToolCallMarkers tool_call_markers(ToolCallFormat format);
 
 inline constexpr std::string_view kLlama3PythonTag = "<|python_tag|>";
+
+// The JSON types a parameter's schema allows, one bit each; 0: the schema
+// names none (any value), which the XML parsers type as a string.
+using JsonTypes = uint8_t;
+inline constexpr JsonTypes kJsonString = 1, kJsonInteger = 2, kJsonNumber = 4, kJsonBoolean = 8, kJsonObject = 16,
+                           kJsonArray = 32, kJsonNull = 64;
+
+// The JSON types `schema` allows: `type` (a name or a list), `nullable`,
+// `enum` / `const` (their values' types), anyOf / oneOf (the union), allOf
+// (the intersection), and $ref to #/$defs/… or #/definitions/… of `root`.
+// `number` includes integers.
+JsonTypes json_types_of_schema(const nlohmann::ordered_json& schema, const nlohmann::ordered_json& root);
+
+// What the XML parsers need of a request's tools: per tool, per parameter,
+// the JSON types its schema allows. Small (names and one byte each).
+struct ToolParameterTypes {
+  std::unordered_map<std::string, std::unordered_map<std::string, JsonTypes>> tools;
+
+  // 0 for an unknown tool or parameter.
+  JsonTypes lookup(const std::string& tool, const std::string& parameter) const;
+  bool empty() const { return tools.empty(); }
+
+  // From a tools array in any of the APIs' shapes: OpenAI chat
+  // {type: "function", function: {name, parameters}}, flat {name, parameters}
+  // (Responses) and {name, input_schema} (Anthropic). Entries without a name
+  // or an object schema with `properties` add nothing.
+  static ToolParameterTypes from_tools(const nlohmann::ordered_json& tools);
+};
+
+// The JSON value of one raw XML argument value, typed by `types` as the
+// header comment says (0: a string).
+nlohmann::ordered_json typed_argument_value(std::string_view raw, JsonTypes types);
 
 // Parses the text of one call (between call_open and call_close; for
 // Llama3Json the JSON object) into a name and the arguments as JSON object
@@ -46,7 +110,15 @@ inline constexpr std::string_view kLlama3PythonTag = "<|python_tag|>";
 //   Hermes:      {"name": string, "arguments": object|string}  ("parameters" accepted; no arguments means {})
 //   DeepSeekV3:  TYPE<｜tool▁sep｜>NAME\n```json\n{…}\n```   (V3)  or  NAME<｜tool▁sep｜>{…}   (V3.1)
 //   Llama3Json:  {"name": string, "parameters": object|string}  ("arguments" accepted; one of them required)
+//   Qwen3CoderXml: <function=NAME> (<parameter=KEY>VALUE</parameter>)* </function>, blanks between the
+//                tags; one newline right after <parameter=KEY> and one right before </parameter> are
+//                layout, not value; a missing </function> at the end is accepted
+//   Glm45Xml:    NAME (<arg_key>KEY</arg_key> <arg_value>VALUE</arg_value>)*, blanks between the tags;
+//                the value is everything between its tags
 // Arguments given as a string must hold a JSON object; it is returned as written.
-bool parse_tool_call_body(ToolCallFormat format, std::string_view body, std::string* name, std::string* arguments_json);
+// The XML formats type each value by `types` (null: every value a string);
+// their arguments come out in the order written (a repeated key: the last value).
+bool parse_tool_call_body(ToolCallFormat format, std::string_view body, std::string* name, std::string* arguments_json,
+                          const ToolParameterTypes* types = nullptr);
 
 }  // namespace llmesh::text

@@ -2,7 +2,8 @@
 // the tool-call formats) on arbitrary generated text in arbitrary chunk splits.
 // Input: byte 0 picks the options (bit 0 parse_reasoning, bit 1
 // starts_in_reasoning, bits 2-3 the tool-call format: none, Hermes,
-// DeepSeekV3, Llama3Json), byte 1 seeds the chunk sizes (1..16 bytes), the
+// DeepSeekV3, Llama3Json; with bit 5 set, bit 2 picks Qwen3CoderXml or
+// Glm45Xml, whose values are typed by a fixed table), byte 1 seeds the chunk sizes (1..16 bytes), the
 // rest is the text. Checks the header's promise that the result does not
 // depend on the split: the text pushed whole and pushed in chunks must give
 // the same reasoning, content and tool calls. Also runs the one-shot helpers
@@ -56,13 +57,23 @@ Result run(const OutputParserOptions& options, std::string_view text, uint32_t s
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 2) return 0;
   const std::string_view text(reinterpret_cast<const char*>(data) + 2, size - 2);
-  static const ToolCallFormat kFormats[] = {ToolCallFormat::None, ToolCallFormat::Hermes, ToolCallFormat::DeepSeekV3,
-                                            ToolCallFormat::Llama3Json};
+  static const ToolCallFormat kFormats[] = {ToolCallFormat::None,       ToolCallFormat::Hermes,
+                                            ToolCallFormat::DeepSeekV3, ToolCallFormat::Llama3Json,
+                                            ToolCallFormat::Qwen3CoderXml, ToolCallFormat::Glm45Xml};
+  // Parameters of every type for the XML formats' typing (tools "f" and "g").
+  static const ToolParameterTypes kTypes = ToolParameterTypes::from_tools(nlohmann::ordered_json::parse(
+      R"([{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {
+            "s": {"type": "string"}, "i": {"type": "integer"}, "n": {"type": "number"}, "b": {"type": "boolean"},
+            "o": {"type": "object"}, "a": {"type": "array"}, "z": {"type": "null"}, "sn": {"type": ["string", "null"]}}}}},
+          {"name": "g", "input_schema": {"type": "object", "properties": {"x": {"anyOf": [{"type": "integer"},
+            {"type": "boolean"}]}}}}])"));
   OutputParserOptions options;
   options.parse_reasoning = data[0] & 1;
   options.starts_in_reasoning = (data[0] & 2) && options.parse_reasoning;
-  options.tool_call_format = kFormats[(data[0] >> 2) & 3];
+  // Bits 2-3 pick the format as they always did; bit 5 switches to the XML formats.
+  options.tool_call_format = (data[0] & 0x20) ? kFormats[4 + ((data[0] >> 2) & 1)] : kFormats[(data[0] >> 2) & 3];
   options.parse_tool_calls = options.tool_call_format != ToolCallFormat::None;
+  options.tool_parameter_types = kTypes;
 
   const Result whole = run(options, text, 0);
   const Result chunked = run(options, text, uint32_t(data[1]) + 1);
@@ -75,7 +86,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   for (ToolCallFormat format : kFormats) {
     std::string name, arguments;
-    (void)parse_tool_call_body(format, text, &name, &arguments);
+    (void)parse_tool_call_body(format, text, &name, &arguments, &kTypes);
   }
   ParsedToolCall call;
   (void)OutputParser::parse_tool_call_body(text, &call);

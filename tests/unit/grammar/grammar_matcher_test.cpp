@@ -80,6 +80,26 @@ TEST(GrammarMatcher, TextUntilTerminator) {
   EXPECT_EQ(m.min_remaining("x </th"), 4 + 2);  // "ink>" then "{}"
 }
 
+TEST(GrammarMatcher, TextUntilWithForbiddenStrings) {
+  // An XML value: text, then "\n</p>"; neither "</p>" nor "</call>" inside the text.
+  GrammarBuilder b;
+  Grammar g = b.build(b.sequence({b.text_until("\n</p>", {"</p>", "</call>"}), b.literal("!")}));
+  Matcher m(g);
+  EXPECT_EQ(m.check("a\nb <p> </ca </cal\n</p>!"), Verdict::Complete);
+  EXPECT_EQ(m.check("\n</p>!"), Verdict::Complete);           // empty text
+  EXPECT_EQ(m.check("x\n\n</p>!"), Verdict::Complete);        // the text may end with a newline
+  EXPECT_EQ(m.check("x</p>"), Verdict::Rejected);              // the closing tag without its newline
+  EXPECT_EQ(m.check("x</call>"), Verdict::Rejected);
+  EXPECT_EQ(m.check("x</cal"), Verdict::Prefix);
+  EXPECT_EQ(m.check("x\n</p>\n</p>!"), Verdict::Rejected);    // the terminator ends the text
+  EXPECT_EQ(m.min_remaining("x\n</"), 2 + 1);                  // "p>" then "!"
+  // A forbidden string equal to the terminator changes nothing.
+  GrammarBuilder b2;
+  Matcher m2(b2.build(b2.text_until("</v>", {"</v>", "</t>"})));
+  EXPECT_EQ(m2.check("a</v>"), Verdict::Complete);
+  EXPECT_EQ(m2.check("a</t>"), Verdict::Rejected);
+}
+
 TEST(GrammarMatcher, RecursiveRules) {
   GrammarBuilder b;
   // nest ::= "(" nest ")" | "x"
