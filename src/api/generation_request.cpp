@@ -34,8 +34,14 @@ GenerationRequest to_generation_request(const ChatCompletionRequest& request, co
   out.parse_tool_calls = request.parse_tool_calls;
   out.ignored = request.ignored;
   if (request.tool_call_required) {
-    out.constraint =
-        ConstraintSpec::tool_call(ordered_value_at(body, {"tools"}, request.tools), request.forced_tool_name);
+    // The function tools in the client's key order; the custom and hosted tools the parser set
+    // aside are not offered to the model here either.
+    nlohmann::ordered_json function_tools = nlohmann::ordered_json::array();
+    for (const auto& tool : ordered_value_at(body, {"tools"}, json::array())) {
+      if (tool.is_object() && (!tool.contains("type") || tool["type"] == "function")) function_tools.push_back(tool);
+    }
+    if (function_tools.empty()) function_tools = nlohmann::ordered_json(request.tools);
+    out.constraint = ConstraintSpec::tool_call(std::move(function_tools), request.forced_tool_name);
   } else if (request.response_schema) {
     out.constraint = ConstraintSpec::json_schema(
         ordered_value_at(body, {"response_format", "json_schema", "schema"}, *request.response_schema),

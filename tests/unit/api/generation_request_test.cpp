@@ -160,7 +160,7 @@ TEST(GenerationRequest, AForcedToolCall) {
   const auto requests = all_three(
       R"({"messages": [{"role": "user", "content": "Weather?"}], "tool_choice": {"type": "function", "function": {"name": "get_weather"}},
           "tools": [{"type": "function", "function": {"name": "get_weather", "description": "Weather", "parameters": )" +
-          parameters + "}}]}",
+          parameters + "}}, {\"type\": \"custom\", \"custom\": {\"name\": \"grep\"}}]}",
       R"({"input": "Weather?", "tool_choice": {"type": "function", "name": "get_weather"},
           "tools": [{"type": "function", "name": "get_weather", "description": "Weather", "parameters": )" +
           parameters + "}, {\"type\": \"web_search\"}]}",
@@ -175,6 +175,7 @@ TEST(GenerationRequest, AForcedToolCall) {
     EXPECT_EQ(r.constraint.kind, ConstraintSpec::Kind::ToolCall);
     EXPECT_EQ(r.constraint.forced_tool_name, "get_weather");
     EXPECT_EQ(tool_schemas(r.constraint.tools), json({{"get_weather", json::parse(parameters)}}));
+    EXPECT_EQ(r.constraint.tools.size(), 1u);  // custom and hosted tools are not offered to the grammar
   }
   // tool_choice none: the tools are shown but calls are not parsed.
   const auto none = all_three(
