@@ -9,6 +9,7 @@
 #include "dist/parallel_plan.h"
 #include "kernels/ops.h"
 #include "kv/kv_pool.h"
+#include "model/model.h"
 #include "model/blocks/rope.h"
 #include "runtime/model_file_set.h"
 #include "runtime/model_summary.h"
@@ -135,12 +136,12 @@ void inspect(const InspectOptions& o) {
   const runtime::ModelSummary summary = runtime::summarize(files);
   const int64_t total_params = summary.num_parameters, active_params = summary.num_active_parameters;
   const int64_t weight_bytes = summary.weight_bytes;
-  const kv::KvCacheShape kv{c.num_layers, c.num_kv_heads, c.head_dim, 16, 0};  // the default --kv-cache-dtype
+  const kv::KvCacheShape kv = model::kv_cache_shape(c, 16, 0, kv::kDefaultKvDtype);  // the default --kv-cache-dtype
   nlohmann::json kv_by_dtype = nlohmann::json::object();
   std::string kv_others;  // "f32 112 KiB, ..." for the text report
   for (DType d : {DType::F32, DType::F16, DType::BF16, DType::Q8_0}) {
-    if (c.head_dim % dtype_block_size(d) != 0) continue;
-    const kv::KvCacheShape shape{c.num_layers, c.num_kv_heads, c.head_dim, 16, 0, d};
+    if (kv.head_dim % dtype_block_size(d) != 0 || kv.value_dim() % dtype_block_size(d) != 0) continue;
+    const kv::KvCacheShape shape = model::kv_cache_shape(c, 16, 0, d);
     kv_by_dtype[std::string(dtype_name(d))] = shape.bytes_per_token();
     if (d != kv.dtype) kv_others += fmt::format(", {} {}", dtype_name(d), human_bytes(double(shape.bytes_per_token())));
   }
@@ -188,6 +189,14 @@ void inspect(const InspectOptions& o) {
     out["routed_scaling"] = c.routed_scaling;
   }
   if (c.rope_dim() != c.head_dim) out["rotary_dim"] = c.rope_dim();
+  if (c.is_mla()) {
+    out["attention"] = "mla";
+    out["q_lora_rank"] = c.q_lora_rank;
+    out["kv_lora_rank"] = c.kv_lora_rank;
+    out["qk_nope_head_dim"] = c.qk_nope_dim;
+    out["v_head_dim"] = c.v_head_dim;
+    out["kv_cache_row"] = c.kv_row_dim();
+  }
   if (o.plan && o.json) print_plan(o, files, out);
   if (o.json) {
     std::printf("%s\n", out.dump(2).c_str());
@@ -206,9 +215,18 @@ void inspect(const InspectOptions& o) {
   fmt::print("weights       {}\n", human_bytes(double(weight_bytes)));
   for (const auto& [name, share] : summary.by_dtype)
     fmt::print("  {:<6} {:>5} tensors  {}\n", name, share.num_tensors, human_bytes(double(share.num_bytes)));
-  fmt::print("shape         hidden {}, {} layers, {} heads ({} KV heads) x {}, FFN {}, vocab {}\n", c.hidden_size,
-             c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim, c.is_moe() ? c.moe_intermediate_size : c.intermediate_size,
-             c.vocab_size);
+  if (c.is_mla()) {
+    fmt::print("shape         hidden {}, {} layers, {} heads x {} (q/k) / {} (v), FFN {}, vocab {}\n", c.hidden_size,
+               c.num_layers, c.num_heads, c.head_dim, c.v_head_dim,
+               c.is_moe() ? c.moe_intermediate_size : c.intermediate_size, c.vocab_size);
+    fmt::print("attention     multi-head latent: {}latent {} + rotary key {} cached per token (not {} K/V values)\n",
+               c.q_lora_rank > 0 ? fmt::format("queries through rank {}, ", c.q_lora_rank) : "", c.kv_lora_rank,
+               c.rope_dim(), c.num_heads * (c.head_dim + c.v_head_dim));
+  } else {
+    fmt::print("shape         hidden {}, {} layers, {} heads ({} KV heads) x {}, FFN {}, vocab {}\n", c.hidden_size,
+               c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim,
+               c.is_moe() ? c.moe_intermediate_size : c.intermediate_size, c.vocab_size);
+  }
   const model::RopeScaling& rs = c.rope_scaling;
   fmt::print("context       {} tokens (RoPE theta {}{}{})\n", c.max_context(), c.rope_theta,
              !rs.enabled() ? ""

@@ -116,6 +116,10 @@ ParallelLayout plan_layout(const model::ModelConfig& config, const ParallelSizes
   check(sizes.tp == 1 || sizes.ep == 1 || sizes.tp == sizes.ep,
         "--tp {} with --ep {}: expert parallel runs on the tensor-parallel lanes, so give them equal or one of them 1",
         sizes.tp, sizes.ep);
+  check(sizes.tp == 1 || !config.is_mla(),
+        "--tp {}: multi-head latent attention (DeepSeek, Kimi) does not split over tensor-parallel ranks (its one "
+        "latent row serves every head); use --pp or --ep",
+        sizes.tp);
   check(config.num_heads % sizes.tp == 0 && config.num_kv_heads % sizes.tp == 0,
         "--tp {}: the model's {} attention heads and {} KV heads must both divide by it", sizes.tp, config.num_heads,
         config.num_kv_heads);

@@ -23,7 +23,7 @@ struct Header {
 // Reserve's payload: the full KV shape and the step shape.
 struct ReservePayload {
   int64_t num_layers, num_kv_heads, head_dim, block_size, num_blocks;
-  int64_t dtype;
+  int64_t dtype, shared_value_dim;
   int64_t max_tokens, max_logits;
 };
 
@@ -34,7 +34,8 @@ class ShardRunner {
       : model_(model), world_(world), layout_(layout), shard_(layout.shard(world.rank())) {}
 
   void reserve(const ReservePayload& p) {
-    full_kv_ = kv::KvCacheShape{p.num_layers, p.num_kv_heads, p.head_dim, p.block_size, p.num_blocks, DType(p.dtype)};
+    full_kv_ = kv::KvCacheShape{p.num_layers, p.num_kv_heads, p.head_dim, p.block_size, p.num_blocks, DType(p.dtype),
+                                p.shared_value_dim};
     check(kernels::is_kv_dtype(full_kv_.dtype), "{} is not a KV cache dtype (f32, f16, bf16, q8_0)",
           dtype_name(full_kv_.dtype));
     kv_ = std::make_unique<kv::KvPool>(rank_kv_shape(full_kv_, layout_, world_.rank()));
@@ -129,8 +130,9 @@ class ShardedExecutor : public engine::Executor {
   const model::ModelConfig& config() const override { return model_.config(); }
 
   void reserve(const kv::KvCacheShape& kv, const model::StepShape& max_step) override {
-    ReservePayload p{kv.num_layers, kv.num_kv_heads, kv.head_dim,       kv.block_size,
-                     kv.num_blocks, int64_t(kv.dtype), max_step.max_tokens, max_step.max_logits};
+    ReservePayload p{kv.num_layers,       kv.num_kv_heads,      kv.head_dim,         kv.block_size,
+                     kv.num_blocks,       int64_t(kv.dtype),    kv.shared_value_dim, max_step.max_tokens,
+                     max_step.max_logits};
     check(kernels::is_kv_dtype(kv.dtype), "{} is not a KV cache dtype (f32, f16, bf16, q8_0)", dtype_name(kv.dtype));
     const double timeout = world_.timeout();
     world_.set_timeout(0);  // see Op::Reserve

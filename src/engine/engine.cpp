@@ -58,8 +58,7 @@ class Engine::Impl {
         selector_(options.eos_token_ids, context_tokens_) {
     const model::ModelConfig& config = executor_->config();
     // A step holds at most the token budget, and one logits row per running request.
-    executor_->reserve(kv::KvCacheShape{config.num_layers, config.num_kv_heads, config.head_dim, options.block_size,
-                                        kv_.num_blocks(), options.kv_dtype},
+    executor_->reserve(model::kv_cache_shape(config, options.block_size, kv_.num_blocks(), options.kv_dtype),
                        model::StepShape{options.max_batched_tokens, options.max_running_requests});
     for (kv::KvCacheListener* l : options.kv_listeners) kv_.add_listener(l);
     if (options.kv_tiers.enabled() && options.enable_prefix_cache) {

@@ -117,6 +117,11 @@ class Backend {
   // dst[row_ids[i], :] += scales[i] * src[i, :], for i in order. src: [num_rows, dim]; dst: [*, dim].
   virtual void scatter_add_rows(const float* src, int64_t dim, const int32_t* row_ids, const float* scales,
                                 int64_t num_rows, float* dst) = 0;
+  // dst[r * dst_stride + c] = src[r * src_stride + c] for r < num_rows, c < width: a block of
+  // columns from one matrix into another (multi-head latent attention splits and joins the
+  // parts of its heads with it). The two regions must not overlap.
+  virtual void copy_columns(const float* src, int64_t src_stride, float* dst, int64_t dst_stride, int64_t num_rows,
+                            int64_t width) = 0;
   // x[0..n) = value.
   virtual void fill(float* x, float value, int64_t n) = 0;
 
@@ -149,11 +154,13 @@ class Backend {
   // out[t, h, :] = softmax_j(q[t, h, :] . K[seq(t), j, h / g, :] * scale) . V[seq(t), j, h / g, :]
   // over j = 0..positions[t] (causal); g = num_heads / num_kv_heads (grouped-query attention).
   // K/V of every position <= positions[t] must already be in the pool (call store_kv first).
-  // q, out: [num_tokens, num_heads, head_dim] f32 (out must not alias q).
+  // q: [num_tokens, num_heads, head_dim], out: [num_tokens, num_heads, kv.v_dim()] f32 (out must
+  // not alias q); V is the first v_dim() values of each V row (MLA: of each K row).
   virtual void paged_attention(const float* q, float* out, const AttentionBatch& batch, const KvLayerView& kv,
                                int64_t num_heads, float scale) = 0;
   // Writes k_new/v_new [num_tokens, num_kv_heads, head_dim] into the pool at
   // slot_mapping[t] = block * block_size + offset. A negative slot skips that token (padding).
+  // v_new is nullptr exactly when the values live in the K rows (kv.v == kv.k: MLA).
   virtual void store_kv(const float* k_new, const float* v_new, const int64_t* slot_mapping, int64_t num_tokens,
                         const KvLayerView& kv) = 0;
 

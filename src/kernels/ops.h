@@ -40,13 +40,19 @@ void quantize_row_q8_k(const float* src, BlockQ8_K* dst, int64_t n);
 // One layer of the KV block pool. Each position holds, per kv head, one row of
 // head_dim values in `dtype` (f32, f16, bf16, or q8_0 blocks of 32 along
 // head_dim): store_kv converts from f32 on the way in, attention on the way out.
+// V rows are laid out as K rows are; attention reads the first v_dim() values of
+// each. Multi-head latent attention has v == k and value_dim < head_dim: its one
+// cached row per position is [latent (the values) | rotary key].
 struct KvLayerView {
   void* k = nullptr;  // [num_blocks, block_size, num_kv_heads] rows of head_dim
-  void* v = nullptr;  // [num_blocks, block_size, num_kv_heads] rows of head_dim
+  void* v = nullptr;  // [num_blocks, block_size, num_kv_heads] rows of head_dim (== k for MLA)
   int64_t block_size = 0;
   int64_t num_kv_heads = 0;
   int64_t head_dim = 0;
   DType dtype = DType::F32;
+  int64_t value_dim = 0;  // 0: head_dim
+
+  int64_t v_dim() const { return value_dim > 0 ? value_dim : head_dim; }
 
   // Bytes of one head's row, of one pool slot (one position of one block), of one block.
   size_t row_bytes() const { return dtype_row_bytes(dtype, head_dim); }

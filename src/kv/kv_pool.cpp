@@ -13,6 +13,10 @@ KvPool::KvPool(const KvCacheShape& shape) : shape_(shape) {
   check(shape.head_dim % dtype_block_size(shape.dtype) == 0,
         "KV cache dtype {} needs head_dim to be a multiple of {}; this model's is {} (use f16 or bf16)",
         dtype_name(shape.dtype), dtype_block_size(shape.dtype), shape.head_dim);
+  check(shape.value_dim() > 0 && shape.value_dim() <= shape.head_dim &&
+            shape.value_dim() % dtype_block_size(shape.dtype) == 0,
+        "KV cache values of {} dims cannot be read from rows of {} in {}", shape.value_dim(), shape.head_dim,
+        dtype_name(shape.dtype));
   num_bytes_ = size_t(shape.bytes_per_block()) * size_t(shape.num_blocks);
   void* p = ::mmap(nullptr, num_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   check(p != MAP_FAILED, "cannot reserve {:.2f} GiB for the KV cache ({} blocks of {} tokens)",
@@ -38,7 +42,7 @@ void KvPool::read_block(int32_t block_id, std::span<std::byte> out) const {
   std::byte* dst = out.data();
   for (int64_t layer = 0; layer < shape_.num_layers; ++layer) {
     std::memcpy(dst, static_cast<std::byte*>(k(layer)) + offset, region), dst += region;
-    std::memcpy(dst, static_cast<std::byte*>(v(layer)) + offset, region), dst += region;
+    if (shape_.has_v_region()) std::memcpy(dst, static_cast<std::byte*>(v(layer)) + offset, region), dst += region;
   }
 }
 
@@ -48,7 +52,7 @@ void KvPool::write_block(int32_t block_id, std::span<const std::byte> in) {
   const std::byte* src = in.data();
   for (int64_t layer = 0; layer < shape_.num_layers; ++layer) {
     std::memcpy(static_cast<std::byte*>(k(layer)) + offset, src, region), src += region;
-    std::memcpy(static_cast<std::byte*>(v(layer)) + offset, src, region), src += region;
+    if (shape_.has_v_region()) std::memcpy(static_cast<std::byte*>(v(layer)) + offset, src, region), src += region;
   }
 }
 

@@ -42,12 +42,12 @@ DecoderModel::DecoderModel(const ModelConfig& config, const WeightStore& weights
   if (!embeds) token_embd_ = Tensor{};
 }
 
-DecoderLayer DecoderModel::make_layer(const WeightStore& weights, int64_t layer,
-                                      std::unique_ptr<FeedForward> ffn) const {
+DecoderLayer DecoderModel::make_layer(const WeightStore& weights, int64_t layer, std::unique_ptr<FeedForward> ffn,
+                                      std::unique_ptr<AttentionBlock> attention) const {
   const std::string prefix = "blk." + std::to_string(layer) + ".";
   DecoderLayer l;
   l.attn_norm = load_f32_vector(weights, prefix + "attn_norm.weight", config_.hidden_size);
-  l.attention = std::make_unique<Attention>(config_, weights, layer, inv_freq_, shard_);
+  l.attention = attention ? std::move(attention) : std::make_unique<Attention>(config_, weights, layer, inv_freq_, shard_);
   l.ffn_norm = load_f32_vector(weights, prefix + "ffn_norm.weight", config_.hidden_size);
   l.ffn = std::move(ffn);
   return l;
@@ -110,8 +110,8 @@ void DecoderModel::forward_stage(const StepInput& input, kv::KvPool& kv, Workspa
 
   for (int64_t i = 0; i < int64_t(layers_.size()); ++i) {
     const DecoderLayer& layer = layers_[size_t(i)];
-    const kernels::KvLayerView kv_layer{kv.k(i),           kv.v(i),         shape.block_size,
-                                        shape.num_kv_heads, shape.head_dim, shape.dtype};
+    const kernels::KvLayerView kv_layer{kv.k(i),        kv.v(i),     shape.block_size,        shape.num_kv_heads,
+                                        shape.head_dim, shape.dtype, shape.shared_value_dim};
     be.rmsnorm(a.x, layer.attn_norm.data(), a.h, num_tokens, hidden, config_.rms_norm_eps);
     layer.attention->forward(be, a.h, a.y, step, kv_layer, ws);
     add_block_output(layer.attention->partial(), a.x, a.y, num_tokens * hidden);

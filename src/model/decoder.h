@@ -20,7 +20,7 @@ class WeightStore;
 
 struct DecoderLayer {
   std::vector<float> attn_norm;  // [hidden]
-  std::unique_ptr<Attention> attention;
+  std::unique_ptr<AttentionBlock> attention;
   std::vector<float> ffn_norm;   // [hidden]
   std::unique_ptr<FeedForward> ffn;
 };
@@ -40,8 +40,12 @@ class DecoderModel : public Model {
   kernels::Backend& backend() const { return *backend_; }
   const ModelShard& shard() const { return shard_; }
 
-  // Layer i's attention (this shard's part), with the standard weights and options from the config.
-  DecoderLayer make_layer(const WeightStore& weights, int64_t layer, std::unique_ptr<FeedForward> ffn) const;
+  // Layer i's norms around the given blocks; without `attention`, grouped-query attention (this
+  // shard's part) with the standard weights and options from the config.
+  DecoderLayer make_layer(const WeightStore& weights, int64_t layer, std::unique_ptr<FeedForward> ffn,
+                          std::unique_ptr<AttentionBlock> attention = nullptr) const;
+  // RoPE frequencies over config().rope_dim(), for the attention blocks.
+  const std::vector<float>& inv_freq() const { return inv_freq_; }
   void add_layer(DecoderLayer layer) { layers_.push_back(std::move(layer)); }
 
  private:

@@ -14,7 +14,7 @@ namespace {
 
 using format::json_util::checked_float;
 
-constexpr const char* kSupportedArchs[] = {"llama", "qwen2", "qwen3", "qwen3moe", "glm4moe"};
+constexpr const char* kSupportedArchs[] = {"llama", "qwen2", "qwen3", "qwen3moe", "glm4moe", "deepseek2"};
 
 constexpr const char* kExpertStacks[] = {"ffn_gate_exps", "ffn_up_exps", "ffn_down_exps"};
 
@@ -77,6 +77,57 @@ int64_t gguf_layer_of(const std::string& name) {
   return layer;
 }
 
+// GLM-4.5's and DeepSeek's mixture of experts: shared experts, leading dense layers, and
+// llama.cpp's expert_gating_func (1 softmax, 2 sigmoid; absent: glm4moe's sigmoid, DeepSeek
+// V2's softmax) with the score-correction bias, expert groups and routed scaling.
+void read_gguf_routed_experts(const format::GgufFile& gguf, const std::string& a, ModelConfig& c) {
+  const std::string& source = gguf.path();
+  c.num_experts = gguf.get_int(a + "expert_count");
+  c.num_experts_per_token = gguf.get_int(a + "expert_used_count");
+  c.moe_intermediate_size = gguf.get_int(a + "expert_feed_forward_length");
+  c.intermediate_size = gguf.get_int(a + "feed_forward_length");
+  c.norm_topk_prob = gguf.find_bool(a + "expert_weights_norm").value_or(false);
+  c.first_dense_layers = gguf.find_int(a + "leading_dense_block_count").value_or(0);
+  c.num_shared_experts = gguf.find_int(a + "expert_shared_count").value_or(0);
+  const int64_t gating = gguf.find_int(a + "expert_gating_func").value_or(c.arch == "glm4moe" ? 2 : 1);
+  check(gating == 1 || gating == 2, "{}: {}expert_gating_func {} (llmesh knows 1 softmax and 2 sigmoid)", source, a,
+        gating);
+  c.router_gating = gating == 2 ? RouterGating::Sigmoid : RouterGating::Softmax;
+  c.expert_groups = gguf.find_int(a + "expert_group_count").value_or(1);
+  c.expert_groups_used = gguf.find_int(a + "expert_group_used_count").value_or(1);
+  c.routed_scaling =
+      checked_float(gguf.find_float(a + "expert_weights_scale").value_or(1.0), "expert_weights_scale", source);
+  c.router_bias = gguf.find_tensor("blk." + std::to_string(c.first_dense_layers) + ".exp_probs_b.bias") != nullptr;
+}
+
+// DeepSeek's multi-head latent attention. llama.cpp's MLA files (attn_k_b / attn_v_b) give
+// key_length = kv_lora_rank + rope dims (the cached row) with the per-head sizes in
+// key_length_mla / value_length_mla; older files (attn_kv_b) give the per-head sizes directly.
+// YaRN's softmax factor comes as rope.scaling.yarn_log_multiplier = 0.1 mscale_all_dim.
+void read_gguf_mla(const format::GgufFile& gguf, const std::string& a, ModelConfig& c) {
+  const std::string& source = gguf.path();
+  c.kv_lora_rank = gguf.get_int(a + "attention.kv_lora_rank");
+  c.q_lora_rank = gguf.find_int(a + "attention.q_lora_rank").value_or(0);
+  const int64_t rope = c.rotary_dim;
+  const std::optional<int64_t> key_mla = gguf.find_int(a + "attention.key_length_mla");
+  const int64_t key = key_mla.value_or(c.head_dim);
+  const std::optional<int64_t> value =
+      key_mla ? gguf.find_int(a + "attention.value_length_mla") : gguf.find_int(a + "attention.value_length");
+  check(key > rope && rope > 0, "{}: {}attention.key_length{} {} must exceed rope.dimension_count {}", source, a,
+        key_mla ? "_mla" : "", key, rope);
+  check(value.has_value(), "{}: {}attention.value_length{} is missing", source, a, key_mla ? "_mla" : "");
+  c.qk_nope_dim = key - rope;
+  c.v_head_dim = *value;
+  c.head_dim = key;
+  c.num_kv_heads = 1;
+  if (const std::optional<double> log_mul = gguf.find_float(a + "rope.scaling.yarn_log_multiplier");
+      log_mul && c.rope_scaling.type == "yarn") {
+    // llama.cpp's deepseek2 cancels YaRN's cos/sin factor: mscale = mscale_all_dim says the same.
+    c.rope_scaling.mscale_all_dim = checked_float(*log_mul / 0.1, "rope.scaling.yarn_log_multiplier", source);
+    c.rope_scaling.mscale = c.rope_scaling.mscale_all_dim;
+  }
+}
+
 }  // namespace
 
 bool is_supported_gguf_arch(const std::string& arch) {
@@ -88,7 +139,8 @@ ModelConfig read_gguf_config(const format::GgufFile& gguf) {
   ModelConfig c;
   c.arch = gguf.get_string("general.architecture");
   check(is_supported_gguf_arch(c.arch),
-        "{}: unknown architecture '{}' (llmesh supports llama, qwen2, qwen3, qwen3moe, glm4moe)", source, c.arch);
+        "{}: unknown architecture '{}' (llmesh supports llama, qwen2, qwen3, qwen3moe, glm4moe, deepseek2)", source,
+        c.arch);
   const std::string a = c.arch + ".";
   c.hidden_size = gguf.get_int(a + "embedding_length");
   c.num_layers = gguf.get_int(a + "block_count");
@@ -96,40 +148,25 @@ ModelConfig read_gguf_config(const format::GgufFile& gguf) {
   check(c.num_heads > 0, "{}: {}attention.head_count must be positive", source, a);
   c.num_kv_heads = gguf.find_int(a + "attention.head_count_kv").value_or(c.num_heads);
   c.head_dim = gguf.find_int(a + "attention.key_length").value_or(c.hidden_size / c.num_heads);
-  if (auto value_length = gguf.find_int(a + "attention.value_length")) {
+  if (auto value_length = gguf.find_int(a + "attention.value_length"); value_length && c.arch != "deepseek2") {
     check(*value_length == c.head_dim, "{}: attention.value_length {} differs from key_length {} (unsupported)", source,
           *value_length, c.head_dim);
   }
   c.max_position = gguf.get_int(a + "context_length");
   c.rms_norm_eps = checked_float(gguf.get_float(a + "attention.layer_norm_rms_epsilon"), "rms epsilon", source);
   c.rope_theta = checked_float(gguf.find_float(a + "rope.freq_base").value_or(10000.0), "rope.freq_base", source);
-  c.rope_style = c.arch == "llama" ? RopeStyle::Interleaved : RopeStyle::Neox;
+  c.rope_style = c.arch == "llama" || c.arch == "deepseek2" ? RopeStyle::Interleaved : RopeStyle::Neox;
   read_gguf_rope_scaling(gguf, a, c);
 
-  if (c.arch == "glm4moe") {
+  if (c.arch == "glm4moe" || c.arch == "deepseek2") {
     // block_count includes the multi-token-prediction layers at the end; they are not loaded.
     const int64_t nextn = gguf.find_int(a + "nextn_predict_layers").value_or(0);
     check(nextn >= 0 && nextn < c.num_layers, "{}: {}nextn_predict_layers {} leaves no layers of block_count {}",
           source, a, nextn, c.num_layers);
     c.num_layers -= nextn;
     c.rotary_dim = gguf.find_int(a + "rope.dimension_count").value_or(c.head_dim);
-    c.num_experts = gguf.get_int(a + "expert_count");
-    c.num_experts_per_token = gguf.get_int(a + "expert_used_count");
-    c.moe_intermediate_size = gguf.get_int(a + "expert_feed_forward_length");
-    c.intermediate_size = gguf.get_int(a + "feed_forward_length");
-    c.norm_topk_prob = gguf.find_bool(a + "expert_weights_norm").value_or(false);
-    c.first_dense_layers = gguf.find_int(a + "leading_dense_block_count").value_or(0);
-    c.num_shared_experts = gguf.find_int(a + "expert_shared_count").value_or(0);
-    // llama.cpp's expert_gating_func: 1 softmax, 2 sigmoid; absent (0) means sigmoid for glm4moe.
-    const int64_t gating = gguf.find_int(a + "expert_gating_func").value_or(2);
-    check(gating == 0 || gating == 2, "{}: {}expert_gating_func {} (glm4moe's router is sigmoid, 2)", source, a,
-          gating);
-    c.router_gating = RouterGating::Sigmoid;
-    c.expert_groups = gguf.find_int(a + "expert_group_count").value_or(1);
-    c.expert_groups_used = gguf.find_int(a + "expert_group_used_count").value_or(1);
-    c.routed_scaling = checked_float(gguf.find_float(a + "expert_weights_scale").value_or(1.0),
-                                     "expert_weights_scale", source);
-    c.router_bias = gguf.find_tensor("blk." + std::to_string(c.first_dense_layers) + ".exp_probs_b.bias") != nullptr;
+    if (c.arch == "deepseek2") read_gguf_mla(gguf, a, c);
+    read_gguf_routed_experts(gguf, a, c);
   } else if (c.arch == "qwen3moe") {
     c.num_experts = gguf.get_int(a + "expert_count");
     c.num_experts_per_token = gguf.get_int(a + "expert_used_count");

@@ -27,6 +27,9 @@ constexpr ArchName kArchs[] = {
     {"Qwen3ForCausalLM", "qwen3", "qwen3"},
     {"Qwen3MoeForCausalLM", "qwen3_moe", "qwen3moe"},
     {"Glm4MoeForCausalLM", "glm4_moe", "glm4moe"},
+    {"DeepseekV2ForCausalLM", "deepseek_v2", "deepseek2"},
+    {"DeepseekV3ForCausalLM", "deepseek_v3", "deepseek2"},  // also Kimi K2 (model_type kimi_k2)
+    {"DeepseekV3ForCausalLM", "kimi_k2", "deepseek2"},
 };
 
 std::string arch_from_config(const ju::Json& config, const std::string& source) {
@@ -40,7 +43,7 @@ std::string arch_from_config(const ju::Json& config, const std::string& source) 
     }
     fail(
         "{}: unknown architecture '{}' (llmesh supports LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
-        "Qwen3ForCausalLM, Qwen3MoeForCausalLM, Glm4MoeForCausalLM)",
+        "Qwen3ForCausalLM, Qwen3MoeForCausalLM, Glm4MoeForCausalLM, DeepseekV2ForCausalLM, DeepseekV3ForCausalLM)",
         source, hf_class);
   }
   auto model_type = ju::find_string(config, "model_type", source);
@@ -48,8 +51,10 @@ std::string arch_from_config(const ju::Json& config, const std::string& source) 
   for (const ArchName& a : kArchs) {
     if (*model_type == a.model_type) return a.arch;
   }
-  fail("{}: unknown model_type '{}' (llmesh supports llama, mistral, qwen2, qwen3, qwen3_moe, glm4_moe)", source,
-       *model_type);
+  fail(
+      "{}: unknown model_type '{}' (llmesh supports llama, mistral, qwen2, qwen3, qwen3_moe, glm4_moe, deepseek_v2, "
+      "deepseek_v3, kimi_k2)",
+      source, *model_type);
 }
 
 // HF `rope_scaling` (also spelled `rope_parameters` by newer configs). A missing factor or
@@ -134,6 +139,48 @@ void read_glm4_moe(const ju::Json& config, ModelConfig& c, const std::string& so
                                        "routed_scaling_factor", source);
 }
 
+// DeepSeek V2 / V3 and Kimi K2: multi-head latent attention, and a mixture of experts after
+// first_k_dense_replace dense layers. V3's router (topk_method noaux_tc) is GLM-4.5's sigmoid one;
+// V2's is a softmax (greedy top-k; its group_limited_greedy is not supported).
+void read_deepseek(const ju::Json& config, ModelConfig& c, const std::string& source) {
+  c.kv_lora_rank = ju::get_int(config, "kv_lora_rank", source);
+  c.q_lora_rank = ju::find_int(config, "q_lora_rank", source).value_or(0);  // null in V2-Lite
+  c.qk_nope_dim = ju::get_int(config, "qk_nope_head_dim", source);
+  c.rotary_dim = ju::get_int(config, "qk_rope_head_dim", source);
+  c.v_head_dim = ju::get_int(config, "v_head_dim", source);
+  c.head_dim = c.qk_nope_dim + c.rotary_dim;
+  c.num_kv_heads = 1;  // one latent row per position, shared by every head
+  // DeepSeek rotates adjacent pairs of the rope dims (transformers: rope_interleave, default true).
+  c.rope_style = ju::find_bool(config, "rope_interleave", source).value_or(true) ? RopeStyle::Interleaved
+                                                                                 : RopeStyle::Neox;
+  c.intermediate_size = ju::get_int(config, "intermediate_size", source);
+  const std::optional<int64_t> experts = ju::find_int(config, "n_routed_experts", source);
+  if (!experts) return;  // a dense config
+  c.num_experts = *experts;
+  c.num_experts_per_token = ju::get_int(config, "num_experts_per_tok", source);
+  c.moe_intermediate_size = ju::get_int(config, "moe_intermediate_size", source);
+  c.norm_topk_prob = ju::find_bool(config, "norm_topk_prob", source).value_or(false);
+  c.first_dense_layers = ju::find_int(config, "first_k_dense_replace", source).value_or(0);
+  c.num_shared_experts = ju::find_int(config, "n_shared_experts", source).value_or(0);
+  const int64_t layer_freq = ju::find_int(config, "moe_layer_freq", source).value_or(1);
+  check(layer_freq == 1, "{}: moe_layer_freq {} interleaves dense and MoE layers (unsupported)", source, layer_freq);
+  c.routed_scaling = ju::checked_float(ju::find_number(config, "routed_scaling_factor", source).value_or(1.0),
+                                       "routed_scaling_factor", source);
+  const std::string scoring = ju::find_string(config, "scoring_func", source).value_or("softmax");
+  const std::string method = ju::find_string(config, "topk_method", source).value_or("greedy");
+  check(scoring == "softmax" || scoring == "sigmoid", "{}: scoring_func '{}' (llmesh supports softmax, sigmoid)",
+        source, scoring);
+  check(method == "greedy" || method == "noaux_tc",
+        "{}: topk_method '{}' (llmesh supports greedy and noaux_tc; V2's group_limited_greedy is not supported)",
+        source, method);
+  c.router_gating = scoring == "sigmoid" ? RouterGating::Sigmoid : RouterGating::Softmax;
+  c.router_bias = method == "noaux_tc";  // e_score_correction_bias
+  if (method == "noaux_tc") {
+    c.expert_groups = ju::find_int(config, "n_group", source).value_or(1);
+    c.expert_groups_used = ju::find_int(config, "topk_group", source).value_or(1);
+  }
+}
+
 // Parses a decimal layer/expert index at s[pos...] up to `end_char`; advances pos.
 bool parse_index(const std::string& s, size_t& pos, std::string* digits) {
   const size_t start = pos;
@@ -174,6 +221,8 @@ ModelConfig parse_hf_config(const ju::Json& config, const std::string& source) {
 
   if (c.arch == "glm4moe") {
     read_glm4_moe(config, c, source);
+  } else if (c.arch == "deepseek2") {
+    read_deepseek(config, c, source);
   } else if (c.arch == "qwen3moe") {
     c.num_experts = ju::get_int(config, "num_experts", source);
     c.num_experts_per_token = ju::get_int(config, "num_experts_per_tok", source);
@@ -256,6 +305,10 @@ std::optional<std::string> hf_tensor_to_canonical(const std::string& hf_name) {
       {"mlp.shared_experts.gate_proj", "ffn_gate_shexp"},
       {"mlp.shared_experts.up_proj", "ffn_up_shexp"},
       {"mlp.shared_experts.down_proj", "ffn_down_shexp"},
+      // DeepSeek's multi-head latent attention
+      {"self_attn.q_a_proj", "attn_q_a"},  {"self_attn.q_a_layernorm", "attn_q_a_norm"},
+      {"self_attn.q_b_proj", "attn_q_b"},  {"self_attn.kv_a_proj_with_mqa", "attn_kv_a_mqa"},
+      {"self_attn.kv_a_layernorm", "attn_kv_a_norm"}, {"self_attn.kv_b_proj", "attn_kv_b"},
   };
   for (const auto& [hf, canonical] : kLayerModules) {
     if (module == hf) return blk + canonical + "." + kind;

@@ -53,6 +53,9 @@ class Model {
   }
 };
 
+// The KV pool a model of `config` caches into: its per-position rows (model_config.h kv_row_dim).
+kv::KvCacheShape kv_cache_shape(const ModelConfig& config, int64_t block_size, int64_t num_blocks, DType dtype);
+
 // Builds the model for files.config.arch (see model/registry.cpp) on `backend`:
 // the whole model, or the part `shard` names.
 // Error if the backend cannot run one of the weights' dtypes.

@@ -45,7 +45,8 @@ struct RopeScaling {
 };
 
 struct ModelConfig {
-  // Architecture family as registered in model/registry: "llama", "qwen2", "qwen3", "qwen3moe", "glm4moe".
+  // Architecture family as registered in model/registry: "llama", "qwen2", "qwen3", "qwen3moe", "glm4moe",
+  // "deepseek2".
   std::string arch;
   int64_t vocab_size = 0;
   int64_t hidden_size = 0;
@@ -69,6 +70,15 @@ struct ModelConfig {
   // Attention here is full, which is the same up to the window, so max_context() stops there.
   int64_t sliding_window = 0;
 
+  // Multi-head latent attention (DeepSeek V2 / V3, Kimi K2) when kv_lora_rank > 0. Then head_dim is
+  // the query/key head width qk_nope_dim + rope_dim() (what scores are scaled by), num_kv_heads is 1
+  // (one cached row per position, shared by every head: the latent and the rotary key), and each
+  // head's values have v_head_dim dims.
+  int64_t q_lora_rank = 0;   // queries through a rank-q_lora_rank bottleneck; 0: one projection (V2-Lite)
+  int64_t kv_lora_rank = 0;  // the latent: what the cache holds in place of K and V
+  int64_t qk_nope_dim = 0;   // per head, the query/key dims without RoPE
+  int64_t v_head_dim = 0;
+
   // Mixture of experts (num_experts == 0 for dense models).
   int64_t num_experts = 0;
   int64_t num_experts_per_token = 0;
@@ -83,6 +93,7 @@ struct ModelConfig {
   int64_t expert_groups_used = 1;  // topk_group: experts are chosen within this many best groups
   float routed_scaling = 1.0f;     // routed_scaling_factor: multiplies the routed experts' weights
 
+  bool is_mla() const { return kv_lora_rank > 0; }
   bool is_moe() const { return num_experts > 0; }
   bool is_moe_layer(int64_t layer) const { return is_moe() && layer >= first_dense_layers; }
   int64_t rope_dim() const { return rotary_dim > 0 ? rotary_dim : head_dim; }
@@ -91,6 +102,9 @@ struct ModelConfig {
   // dynamic: max_position x factor; yarn: original x factor, at least max_position; llama3: unchanged,
   // its max_position is already the long one); at most sliding_window. --ctx-size may not exceed it.
   int64_t max_context() const;
+  // Values per cached row (one row per position and kv head): head_dim for K and V each, or for
+  // MLA one row of [latent | rotary key] whose latent part doubles as the values.
+  int64_t kv_row_dim() const { return is_mla() ? kv_lora_rank + rope_dim() : head_dim; }
 };
 
 // What the command line changes in the config the files give (`--rope-scaling` and friends).

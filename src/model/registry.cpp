@@ -21,6 +21,7 @@ const std::map<std::string, Factory>& registry() {
       {"qwen3", create_llama_family},
       {"qwen3moe", create_qwen3_moe},
       {"glm4moe", create_glm4_moe},
+      {"deepseek2", create_deepseek2},
   };
   return factories;
 }
@@ -40,6 +41,12 @@ std::unique_ptr<Model> create_model(const ModelFiles& files, std::shared_ptr<ker
           backend->name());
   }
   return it->second(files, std::move(backend), shard);
+}
+
+kv::KvCacheShape kv_cache_shape(const ModelConfig& config, int64_t block_size, int64_t num_blocks, DType dtype) {
+  kv::KvCacheShape shape{config.num_layers, config.num_kv_heads, config.kv_row_dim(), block_size, num_blocks, dtype};
+  if (config.is_mla()) shape.shared_value_dim = config.kv_lora_rank;
+  return shape;
 }
 
 std::unique_ptr<Model> create_model(const ModelFiles& files, ThreadPool& pool, const ModelShard& shard) {

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/mapped_file.h"
+#include "model/blocks/rope.h"
 #include "model/model_config.h"
 
 namespace llmesh::model {
@@ -77,9 +78,12 @@ void check_rope_scaling(const ModelConfig& c, const std::string& source) {
           s.high_freq_factor);
   }
   if (s.type == "yarn") {
-    // The attention factor is folded into the scores (blocks/attention.cpp), exact only when all dims rotate.
-    check(c.rope_dim() == c.head_dim, "{}: yarn RoPE scaling with partial rotary ({} of {} head dims) is not supported",
-          source, c.rope_dim(), c.head_dim);
+    // The attention factor is folded into the scores (blocks/attention.cpp), exact only when all dims
+    // rotate or when it is 1 (DeepSeek's mscale = mscale_all_dim).
+    check(c.rope_dim() == c.head_dim || std::abs(rope_attention_factor(c) - 1.0f) < 1e-6f,
+          "{}: yarn RoPE scaling with partial rotary ({} of {} head dims) and an attention factor of {} is not "
+          "supported",
+          source, c.rope_dim(), c.head_dim, rope_attention_factor(c));
     check(s.beta_fast > s.beta_slow && s.beta_slow > 0, "{}: yarn needs beta_fast > beta_slow > 0 (got {} and {})",
           source, s.beta_fast, s.beta_slow);
     check(s.attention_factor >= 0 && s.attention_factor < 100 && s.attn_factor_multiplier > 0 &&
@@ -109,6 +113,18 @@ void check_model_config(const ModelConfig& c, const std::string& source) {
         "{}: rotary dims {} (head_dim * partial_rotary_factor) must be even and in [2, head_dim {}]", source,
         c.rotary_dim, c.head_dim);
   check_range(c.max_position, 1, kMaxPosition, "max_position", source);
+  if (c.is_mla()) {
+    check_range(c.kv_lora_rank, 1, kMaxWidth, "kv_lora_rank", source);
+    check_range(c.q_lora_rank, 0, kMaxWidth, "q_lora_rank", source);
+    check_range(c.qk_nope_dim, 1, kMaxWidth, "qk_nope_head_dim", source);
+    check_range(c.v_head_dim, 1, kMaxWidth, "v_head_dim", source);
+    check(c.head_dim == c.qk_nope_dim + c.rope_dim() && c.num_kv_heads == 1,
+          "{}: inconsistent MLA head sizes: head_dim {} is not qk_nope_head_dim {} + qk_rope_head_dim {}", source,
+          c.head_dim, c.qk_nope_dim, c.rope_dim());
+    // the attention workspace reuses the query slices (model/workspace.cpp)
+    check(c.qk_nope_dim <= c.kv_lora_rank, "{}: qk_nope_head_dim {} exceeds kv_lora_rank {} (unsupported)", source,
+          c.qk_nope_dim, c.kv_lora_rank);
+  }
   check(c.rms_norm_eps > 0 && c.rms_norm_eps < 1, "{}: rms_norm_eps {} is out of range", source, c.rms_norm_eps);
   check(c.rope_theta > 0 && c.rope_theta < 1e12f, "{}: rope_theta {} is out of range", source, c.rope_theta);
   if (c.is_moe()) {
@@ -171,6 +187,27 @@ class ShapeChecker {
   const WeightStore& weights_;
 };
 
+void check_mla_weights(const WeightStore& weights, const ModelConfig& c, const std::string& blk) {
+  const ShapeChecker shapes(weights);
+  const int64_t hidden = c.hidden_size, heads = c.num_heads, latent = c.kv_lora_rank;
+  if (c.q_lora_rank > 0) {
+    shapes.require(blk + "attn_q_a.weight", {c.q_lora_rank, hidden});
+    shapes.require(blk + "attn_q_a_norm.weight", {c.q_lora_rank});
+    shapes.require(blk + "attn_q_b.weight", {heads * c.head_dim, c.q_lora_rank});
+  } else {
+    shapes.require(blk + "attn_q.weight", {heads * c.head_dim, hidden});
+  }
+  shapes.require(blk + "attn_kv_a_mqa.weight", {latent + c.rope_dim(), hidden});
+  shapes.require(blk + "attn_kv_a_norm.weight", {latent});
+  if (weights.has(blk + "attn_k_b.weight")) {
+    shapes.require(blk + "attn_k_b.weight", {heads, latent, c.qk_nope_dim});
+    shapes.require(blk + "attn_v_b.weight", {heads, c.v_head_dim, latent});
+  } else {
+    shapes.require(blk + "attn_kv_b.weight", {heads * (c.qk_nope_dim + c.v_head_dim), latent});
+  }
+  shapes.require(blk + "attn_output.weight", {hidden, heads * c.v_head_dim});
+}
+
 }  // namespace
 
 void check_weights_match_config(const WeightStore& weights, const ModelConfig& c) {
@@ -188,10 +225,14 @@ void check_weights_match_config(const WeightStore& weights, const ModelConfig& c
   for (int64_t layer = 0; layer < c.num_layers; ++layer) {
     const std::string blk = "blk." + std::to_string(layer) + ".";
     shapes.require(blk + "attn_norm.weight", {hidden});
-    shapes.require(blk + "attn_q.weight", {q_dim, hidden});
-    shapes.require(blk + "attn_k.weight", {kv_dim, hidden});
-    shapes.require(blk + "attn_v.weight", {kv_dim, hidden});
-    shapes.require(blk + "attn_output.weight", {hidden, q_dim});
+    if (c.is_mla()) {
+      check_mla_weights(weights, c, blk);
+    } else {
+      shapes.require(blk + "attn_q.weight", {q_dim, hidden});
+      shapes.require(blk + "attn_k.weight", {kv_dim, hidden});
+      shapes.require(blk + "attn_v.weight", {kv_dim, hidden});
+      shapes.require(blk + "attn_output.weight", {hidden, q_dim});
+    }
     if (c.attention_bias) {
       shapes.require(blk + "attn_q.bias", {q_dim});
       shapes.require(blk + "attn_k.bias", {kv_dim});

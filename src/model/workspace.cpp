@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "model/blocks/mla_attention.h"
 
 namespace llmesh::model {
 
@@ -17,6 +18,12 @@ ActivationDims ActivationDims::of(const ModelConfig& config) {
                               : config.intermediate_size;
   d.num_experts = config.num_experts;
   d.experts_per_token = config.num_experts_per_token;
+  if (config.is_mla()) {  // q and attn hold, in turn, the queries, the absorbed queries, latent and head outputs
+    const int64_t row = config.kv_row_dim();
+    d.q_dim = config.num_heads * std::max({row, config.head_dim, config.v_head_dim});
+    d.kv_dim = row;
+    d.attn_scratch = MlaAttention::scratch_floats(config);
+  }
   return d;
 }
 
@@ -50,6 +57,7 @@ void Workspace::reserve(int64_t num_tokens, int64_t num_logits) {
   slice(&a.k, t * dims_.kv_dim);
   slice(&a.v, t * dims_.kv_dim);
   slice(&a.attn, t * dims_.q_dim);
+  if (dims_.attn_scratch > 0) slice(&a.attn_scratch, t * dims_.attn_scratch);
   slice(&a.ffn_gate, t * dims_.ffn_dim);
   slice(&a.ffn_up, t * dims_.ffn_dim);
   if (moe) {

@@ -37,6 +37,7 @@ struct ActivationDims {
   int64_t ffn_dim = 0;            // the widest SwiGLU intermediate: dense, or one expert
   int64_t num_experts = 0;        // 0 for dense models
   int64_t experts_per_token = 0;
+  int64_t attn_scratch = 0;       // extra attention scratch (multi-head latent attention's)
 
   static ActivationDims of(const ModelConfig& config);
   bool operator==(const ActivationDims&) const = default;
@@ -52,6 +53,7 @@ struct Activations {
   float* k = nullptr;           // [T, num_kv_heads, head_dim] this step's keys, before store_kv
   float* v = nullptr;           // [T, num_kv_heads, head_dim]
   float* attn = nullptr;        // [T, num_heads, head_dim] attention output, before o_proj
+  float* attn_scratch = nullptr;  // [T, attn_scratch] (MLA only; blocks/mla_attention.cpp lays it out)
   float* ffn_gate = nullptr;    // [T, ffn_dim] gate(h), then silu(gate) * up
   float* ffn_up = nullptr;      // [T, ffn_dim]
   float* router = nullptr;      // [T, num_experts] router logits, then probabilities (MoE only)
@@ -68,6 +70,10 @@ struct MoeRouting {
   std::vector<int32_t> expert_offsets;  // [num_experts + 1] expert e's rows are [offsets[e], offsets[e+1])
   std::vector<int32_t> token_ids;       // [T * k] tokens grouped by expert, ascending within an expert
   std::vector<float> token_weights;     // [T * k] the matching router weights
+  // The sigmoid router's per-token scratch (blocks/router.cpp).
+  std::vector<float> score, choice_score;  // [num_experts] sigmoid(logits), and plus the correction bias
+  std::vector<float> group_score;          // [expert groups]
+  std::vector<int32_t> groups;             // [expert groups] group ids, best first
 };
 
 class Workspace {

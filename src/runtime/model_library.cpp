@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "kv/kv_pool.h"
+#include "model/model.h"
 #include "runtime/model_file_set.h"
 #include "runtime/model_summary.h"
 
@@ -71,7 +72,7 @@ LibraryModel describe(const fs::path& path, const std::string& format, int64_t s
     m.num_parameters = summary.num_parameters;
     m.num_active_parameters = summary.num_active_parameters;
     m.context_tokens = c.max_context();
-    m.kv_bytes_per_token = kv::KvCacheShape{c.num_layers, c.num_kv_heads, c.head_dim, 16, 0}.bytes_per_token();
+    m.kv_bytes_per_token = model::kv_cache_shape(c, 16, 0, kv::kDefaultKvDtype).bytes_per_token();
   } catch (const std::exception& e) {
     m.error = e.what();
   }

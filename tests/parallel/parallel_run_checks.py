@@ -47,6 +47,7 @@ def compare(name, base, got, rel_tol):
 
 dense, moe = f"{M}/tiny-qwen3-f32.gguf", f"{M}/tiny-qwen3moe-f32.gguf"
 glm = f"{M}/tiny-glm4moe-f32.gguf"  # shared experts (tensor-split with --tp, lane 0 with --ep), a dense layer 0
+deepseek = f"{M}/tiny-deepseek3-f32.gguf"  # multi-head latent attention: the latent rows move between stages
 # Small steps and a small pool: chunked prefill and preemption happen in every run.
 engine = ["--max-batched-tokens", "16", "--kv-cache-tokens", "160", "--max-running-requests", "8"]
 for model, layouts in [
@@ -54,6 +55,7 @@ for model, layouts in [
     (moe, [("--tp 2", 2), ("--ep 2", 2), ("--ep 2 --expert-split 3,5", 2), ("--tp 2 --ep 2", 2),
            ("--ep 2 --pp 2", 4)]),
     (glm, [("--tp 2", 2), ("--ep 2", 2), ("--tp 2 --ep 2", 2), ("--ep 2 --pp 2", 4)]),
+    (deepseek, [("--pp 2", 2), ("--ep 2", 2)]),
 ]:
     base = run(model, 1, *engine)
     check(base[1]["preemptions"] > 0 and base[1]["prefix_hit_tokens"] >= 16,
@@ -103,7 +105,7 @@ def planned(model, flags):
 
 # What `inspect --plan` predicts is what rank 0 sends (plus the step's own broadcast, < 256 B).
 for model, flags in [(dense, ["--tp", "2"]), (dense, ["--pp", "2"]), (moe, ["--ep", "2"]), (glm, ["--ep", "2"]),
-                     (glm, ["--tp", "2"])]:
+                     (glm, ["--tp", "2"]), (deepseek, ["--ep", "2"])]:
     got, want = comm_per_decode_token(model, 2, flags), planned(model, flags)
     check(want <= got <= want + 256,
           f"{os.path.basename(model)} {' '.join(flags)}: rank 0 sends {got:.0f} B per decode token, the plan says {want}")
@@ -114,6 +116,7 @@ fails(2, ["--tp", "4"], "needs 4 ranks")
 fails(4, ["--tp", "4"], "must both divide by it")
 fails(2, ["--ep", "2"], "the model is dense")
 fails(2, ["--pp", "2", "--layer-split", "2,1"], "adds up to 3 layers")
+fails(2, ["--tp", "2"], "multi-head latent attention", model=deepseek)
 # --comm nccl without a GPU (or in a build without NCCL): one clear line from every rank, no hang.
 if not os.path.exists("/dev/nvidia0"):
     r = run(dense, 2, "--tp", "2", "--comm", "nccl", expect_ok=False)

@@ -362,7 +362,8 @@ TileFn tile_fn_for_head_dim(int64_t head_dim) {
 
 void paged_attention(const float* q, float* out, const AttentionBatch& batch, const KvLayerView& kv, int64_t num_heads,
                      float scale, ThreadPool& pool) {
-  const TileFn tile_fn = tile_fn_for_head_dim(kv.head_dim);
+  // Values narrower than keys (multi-head latent attention) take the reference path here.
+  const TileFn tile_fn = kv.v_dim() == kv.head_dim ? tile_fn_for_head_dim(kv.head_dim) : nullptr;
   if (tile_fn == nullptr) return ref::paged_attention(q, out, batch, kv, num_heads, scale, pool);
   const std::vector<Tile> tiles = make_tiles(batch, num_heads, kv.num_kv_heads);
   const int64_t num_tiles = int64_t(tiles.size());

@@ -14,6 +14,8 @@
 //   3. runs the online softmax vectorized across the 16 query lanes (running max,
 //      running sum, rescale factor), masking keys past each query's position;
 //   4. adds probability-weighted V rows into each query's running output.
+// Values may be narrower than keys and live in the K rows (multi-head latent attention:
+// rows of [latent | rotary key], the latent being the values): then step 1 converts only K.
 #include <immintrin.h>
 
 #include <atomic>
@@ -40,8 +42,8 @@ using cpu::make_tiles;
 // Per-thread scratch, sized for one layer's shapes.
 struct Scratch {
   std::vector<float> q;       // [16][head_dim]    pre-scaled queries, lane-major
-  std::vector<float> acc;     // [16][head_dim]    running (unnormalized) outputs
-  std::vector<float> k, v;    // [block_size][head_dim]  this block's rows of the kv head
+  std::vector<float> acc;     // [16][v_dim]       running (unnormalized) outputs
+  std::vector<float> k, v;    // [block_size][head_dim], [block_size][v_dim]  this block's rows of the kv head
   std::vector<float> probs;   // [block_size][16]  scores, then probabilities
 };
 
@@ -123,31 +125,33 @@ __attribute__((always_inline)) inline __m512 key_scores(const float* q, const fl
 // Tiles of at most this many queries score key-major (key_scores) when blocks hold 16 keys.
 constexpr int64_t kFewQueries = 4;
 
-template <int kNumVecs>
+// kNumVecs: vectors of 16 per key (head_dim); kValueVecs: per value (v_dim <= head_dim).
+template <int kNumVecs, int kValueVecs>
 void attend_tile(const float* q_all, float* out_all, const AttentionBatch& batch, const KvLayerView& kv,
                  int64_t num_heads, float scale, const Tile& tile, Scratch& s) {
-  constexpr int64_t kHeadDim = 16 * kNumVecs;
+  constexpr int64_t kHeadDim = 16 * kNumVecs, kValueDim = 16 * kValueVecs;
   const int64_t group = num_heads / kv.num_kv_heads;
   const int64_t num_queries = tile.num_tokens * tile.num_heads;
   // Lane i <-> (token tile.token_begin + i / num_heads_in_tile, head kv_head * group + head_begin + i % ...).
-  auto query_offset = [&](int64_t lane) {
+  auto query_index = [&](int64_t lane) {
     const int64_t t = tile.token_begin + lane / tile.num_heads;
     const int64_t h = tile.kv_head * group + tile.head_begin + lane % tile.num_heads;
-    return (t * num_heads + h) * kHeadDim;
+    return t * num_heads + h;
   };
   alignas(64) float positions[kTileQueries];
   for (int64_t lane = 0; lane < kTileQueries; ++lane) {
     float* q_dst = s.q.data() + lane * kHeadDim;
-    float* acc = s.acc.data() + lane * kHeadDim;
+    float* acc = s.acc.data() + lane * kValueDim;
     const bool valid = lane < num_queries;
-    const float* q_src = valid ? q_all + query_offset(lane) : nullptr;
+    const float* q_src = valid ? q_all + query_index(lane) * kHeadDim : nullptr;
 #pragma GCC unroll 16
     for (int v = 0; v < kNumVecs; ++v) {
       const __m512 q = valid ? _mm512_mul_ps(_mm512_loadu_ps(q_src + 16 * v), _mm512_set1_ps(scale))
                              : _mm512_setzero_ps();
       _mm512_storeu_ps(q_dst + 16 * v, q);
-      _mm512_storeu_ps(acc + 16 * v, _mm512_setzero_ps());
     }
+#pragma GCC unroll 16
+    for (int v = 0; v < kValueVecs; ++v) _mm512_storeu_ps(acc + 16 * v, _mm512_setzero_ps());
     // A padding lane sees no key (position -1), so it stays at zero.
     positions[lane] = valid ? float(batch.positions[tile.token_begin + lane / tile.num_heads]) : -1.0f;
   }
@@ -167,13 +171,18 @@ void attend_tile(const float* q_all, float* out_all, const AttentionBatch& batch
   const size_t slot_bytes = kv.slot_bytes(), block_bytes = kv.block_bytes(), row_bytes = kv.row_bytes();
   const uint8_t* k_base = static_cast<const uint8_t*>(kv.k) + size_t(tile.kv_head) * row_bytes;
   const uint8_t* v_base = static_cast<const uint8_t*>(kv.v) + size_t(tile.kv_head) * row_bytes;
+  // Values inside the K rows (MLA): read them from the converted keys.
+  const bool values_in_keys = kv.v == kv.k;
+  const float* __restrict values = values_in_keys ? k_buf : v_buf;
+  const int64_t value_stride = values_in_keys ? kHeadDim : kValueDim;
   const bool few_queries = num_queries <= kFewQueries && kv.block_size == 16;
   for (int64_t key_begin = 0; key_begin < num_keys; key_begin += kv.block_size) {
     const int64_t n = std::min(kv.block_size, num_keys - key_begin);
     const size_t block_offset = size_t(block_table[key_begin / kv.block_size]) * block_bytes;
     for (int64_t j = 0; j < n; ++j) {
       load_kv_row<kNumVecs>(kv.dtype, k_base + block_offset + size_t(j) * slot_bytes, k_buf + j * kHeadDim);
-      load_kv_row<kNumVecs>(kv.dtype, v_base + block_offset + size_t(j) * slot_bytes, v_buf + j * kHeadDim);
+      if (!values_in_keys)
+        load_kv_row<kValueVecs>(kv.dtype, v_base + block_offset + size_t(j) * slot_bytes, v_buf + j * kValueDim);
     }
 
     // 2. scores[j][lane] = q[lane] . k[j], masked to -inf past each lane's position.
@@ -225,19 +234,19 @@ void attend_tile(const float* q_all, float* out_all, const AttentionBatch& batch
     alignas(64) float corrections[kTileQueries];
     _mm512_store_ps(corrections, correction);
     for (int64_t lane = 0; lane < num_queries; ++lane) {
-      float* acc_ptr = acc_buf + lane * kHeadDim;
-      __m512 acc[kNumVecs];
+      float* acc_ptr = acc_buf + lane * kValueDim;
+      __m512 acc[kValueVecs];
       const __m512 c = _mm512_set1_ps(corrections[lane]);
 #pragma GCC unroll 16
-      for (int v = 0; v < kNumVecs; ++v) acc[v] = _mm512_mul_ps(_mm512_loadu_ps(acc_ptr + 16 * v), c);
+      for (int v = 0; v < kValueVecs; ++v) acc[v] = _mm512_mul_ps(_mm512_loadu_ps(acc_ptr + 16 * v), c);
       for (int64_t j = 0; j < n; ++j) {
         const __m512 p = _mm512_set1_ps(probs[j * kTileQueries + lane]);
 #pragma GCC unroll 16
-        for (int v = 0; v < kNumVecs; ++v)
-          acc[v] = _mm512_fmadd_ps(p, _mm512_loadu_ps(v_buf + j * kHeadDim + 16 * v), acc[v]);
+        for (int v = 0; v < kValueVecs; ++v)
+          acc[v] = _mm512_fmadd_ps(p, _mm512_loadu_ps(values + j * value_stride + 16 * v), acc[v]);
       }
 #pragma GCC unroll 16
-      for (int v = 0; v < kNumVecs; ++v) _mm512_storeu_ps(acc_ptr + 16 * v, acc[v]);
+      for (int v = 0; v < kValueVecs; ++v) _mm512_storeu_ps(acc_ptr + 16 * v, acc[v]);
     }
   }
 
@@ -245,10 +254,10 @@ void attend_tile(const float* q_all, float* out_all, const AttentionBatch& batch
   _mm512_store_ps(sums, running_sum);
   for (int64_t lane = 0; lane < num_queries; ++lane) {
     const __m512 inv_sum = _mm512_set1_ps(1.0f / sums[lane]);
-    float* out = out_all + query_offset(lane);
-    const float* acc = acc_buf + lane * kHeadDim;
+    float* out = out_all + query_index(lane) * kValueDim;
+    const float* acc = acc_buf + lane * kValueDim;
 #pragma GCC unroll 16
-    for (int v = 0; v < kNumVecs; ++v)
+    for (int v = 0; v < kValueVecs; ++v)
       _mm512_storeu_ps(out + 16 * v, _mm512_mul_ps(_mm512_loadu_ps(acc + 16 * v), inv_sum));
   }
 }
@@ -256,15 +265,20 @@ void attend_tile(const float* q_all, float* out_all, const AttentionBatch& batch
 using TileFn = void (*)(const float*, float*, const AttentionBatch&, const KvLayerView&, int64_t, float, const Tile&,
                         Scratch&);
 
-TileFn tile_fn_for_head_dim(int64_t head_dim) {
+TileFn tile_fn_for(int64_t head_dim, int64_t v_dim) {
+  if (v_dim != head_dim) {  // multi-head latent attention: [latent | rotary key] rows
+    if (head_dim == 576 && v_dim == 512) return attend_tile<36, 32>;  // DeepSeek V3 / Kimi K2
+    if (head_dim == 96 && v_dim == 64) return attend_tile<6, 4>;      // the tiny test model
+    return nullptr;
+  }
   switch (head_dim) {
-    case 32: return attend_tile<2>;
-    case 64: return attend_tile<4>;
-    case 80: return attend_tile<5>;
-    case 96: return attend_tile<6>;
-    case 128: return attend_tile<8>;
-    case 192: return attend_tile<12>;
-    case 256: return attend_tile<16>;
+    case 32: return attend_tile<2, 2>;
+    case 64: return attend_tile<4, 4>;
+    case 80: return attend_tile<5, 5>;
+    case 96: return attend_tile<6, 6>;
+    case 128: return attend_tile<8, 8>;
+    case 192: return attend_tile<12, 12>;
+    case 256: return attend_tile<16, 16>;
     default: return nullptr;
   }
 }
@@ -274,7 +288,7 @@ TileFn tile_fn_for_head_dim(int64_t head_dim) {
 
 void paged_attention(const float* q, float* out, const AttentionBatch& batch, const KvLayerView& kv,
                      int64_t num_heads, float scale, ThreadPool& pool) {
-  const TileFn tile_fn = tile_fn_for_head_dim(kv.head_dim);
+  const TileFn tile_fn = tile_fn_for(kv.head_dim, kv.v_dim());
   if (tile_fn == nullptr) return ref::paged_attention(q, out, batch, kv, num_heads, scale, pool);
   const std::vector<Tile> tiles = make_tiles(batch, num_heads, kv.num_kv_heads);
   const int64_t num_tiles = int64_t(tiles.size());
@@ -283,9 +297,9 @@ void paged_attention(const float* q, float* out, const AttentionBatch& batch, co
   pool.run([&](int, int) {
     thread_local Scratch scratch;
     scratch.q.resize(size_t(kTileQueries * kv.head_dim));
-    scratch.acc.resize(size_t(kTileQueries * kv.head_dim));
+    scratch.acc.resize(size_t(kTileQueries * kv.v_dim()));
     scratch.k.resize(size_t(kv.block_size * kv.head_dim));
-    scratch.v.resize(size_t(kv.block_size * kv.head_dim));
+    scratch.v.resize(size_t(kv.block_size * kv.v_dim()));
     scratch.probs.resize(size_t(kv.block_size * kTileQueries));
     for (int64_t i = next_tile.fetch_add(1, std::memory_order_relaxed); i < num_tiles;
          i = next_tile.fetch_add(1, std::memory_order_relaxed))

@@ -101,6 +101,13 @@ void CpuBackend::copy_rows(const float* src, int64_t dim, const int32_t* row_ids
   ref::copy_rows(src, dim, row_ids, num_rows, dst);
 }
 
+void CpuBackend::copy_columns(const float* src, int64_t src_stride, float* dst, int64_t dst_stride, int64_t num_rows,
+                              int64_t width) {
+  check(width >= 0 && width <= src_stride && width <= dst_stride,
+        "copy_columns: {} columns do not fit rows of {} and {}", width, src_stride, dst_stride);
+  ref::copy_columns(src, src_stride, dst, dst_stride, num_rows, width);
+}
+
 void CpuBackend::scatter_add_rows(const float* src, int64_t dim, const int32_t* row_ids, const float* scales,
                                   int64_t num_rows, float* dst) {
   ref::scatter_add_rows(src, dim, row_ids, scales, num_rows, dst);
@@ -137,6 +144,8 @@ void CpuBackend::paged_attention(const float* q, float* out, const AttentionBatc
         "paged_attention: {} query heads is not a multiple of {} kv heads", num_heads, kv.num_kv_heads);
   check(kv.block_size > 0 && kv.head_dim > 0, "paged_attention: bad kv layout (block_size {}, head_dim {})",
         kv.block_size, kv.head_dim);
+  check(kv.v_dim() == kv.head_dim || (kv.v == kv.k && kv.v_dim() < kv.head_dim),
+        "paged_attention: values of {} dims must be the start of the {}-dim K rows", kv.v_dim(), kv.head_dim);
   if (batch.num_tokens <= 0) return;
   std::lock_guard<std::mutex> lock(pool_mutex_);
   kernels_.paged_attention(q, out, batch, kv, num_heads, scale, pool_);
@@ -144,6 +153,7 @@ void CpuBackend::paged_attention(const float* q, float* out, const AttentionBatc
 
 void CpuBackend::store_kv(const float* k_new, const float* v_new, const int64_t* slot_mapping, int64_t num_tokens,
                           const KvLayerView& kv) {
+  check((v_new == nullptr) == (kv.v == kv.k), "store_kv: values are given exactly when the pool has V rows");
   kernels_.store_kv(k_new, v_new, slot_mapping, num_tokens, kv);
 }
 

@@ -68,6 +68,8 @@ class CpuBackend final : public Backend {
   void matmul(const Tensor& w, const float* x, float* y, int64_t num_tokens) override;
   void gather_rows(const Tensor& table, const int32_t* row_ids, int64_t num_rows, float* out) override;
   void copy_rows(const float* src, int64_t dim, const int32_t* row_ids, int64_t num_rows, float* dst) override;
+  void copy_columns(const float* src, int64_t src_stride, float* dst, int64_t dst_stride, int64_t num_rows,
+                    int64_t width) override;
   void scatter_add_rows(const float* src, int64_t dim, const int32_t* row_ids, const float* scales,
                         int64_t num_rows, float* dst) override;
   void fill(float* x, float value, int64_t n) override;

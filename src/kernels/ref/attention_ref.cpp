@@ -21,10 +21,12 @@ void paged_attention(const float* q, float* out, const AttentionBatch& batch, co
                      int64_t num_heads, float scale, ThreadPool& pool) {
   check(num_heads % kv.num_kv_heads == 0, "attention: {} heads is not a multiple of {} kv heads", num_heads,
         kv.num_kv_heads);
-  const int64_t group = num_heads / kv.num_kv_heads, head_dim = kv.head_dim;
+  const int64_t group = num_heads / kv.num_kv_heads, head_dim = kv.head_dim, v_dim = kv.v_dim();
+  check(v_dim <= head_dim && (v_dim == head_dim || kv.v == kv.k),
+        "attention: values of {} dims need to be the start of the {}-dim K rows", v_dim, head_dim);
   pool.parallel_for(batch.num_tokens * num_heads, 1, [&](int64_t begin, int64_t end) {
     std::vector<double> scores;  // [positions[t] + 1]
-    std::vector<double> acc(static_cast<size_t>(head_dim));
+    std::vector<double> acc(static_cast<size_t>(v_dim));
     std::vector<float> row(static_cast<size_t>(head_dim));  // one K or V row in f32
     for (int64_t task = begin; task < end; ++task) {
       const int64_t t = task / num_heads, h = task % num_heads, kv_head = h / group;
@@ -47,11 +49,11 @@ void paged_attention(const float* q, float* out, const AttentionBatch& batch, co
       }
       std::fill(acc.begin(), acc.end(), 0.0);
       for (int64_t j = 0; j < num_keys; ++j) {
-        dequantize_row(kv.dtype, kv.v_row(slot_of(kv, table, j), kv_head), row.data(), head_dim);
-        for (int64_t d = 0; d < head_dim; ++d) acc[size_t(d)] += scores[size_t(j)] * double(row[size_t(d)]);
+        dequantize_row(kv.dtype, kv.v_row(slot_of(kv, table, j), kv_head), row.data(), v_dim);
+        for (int64_t d = 0; d < v_dim; ++d) acc[size_t(d)] += scores[size_t(j)] * double(row[size_t(d)]);
       }
-      float* out_vec = out + task * head_dim;
-      for (int64_t d = 0; d < head_dim; ++d) out_vec[d] = float(acc[size_t(d)] / sum);
+      float* out_vec = out + task * v_dim;
+      for (int64_t d = 0; d < v_dim; ++d) out_vec[d] = float(acc[size_t(d)] / sum);
     }
   });
 }
@@ -91,7 +93,8 @@ void store_kv(const float* k_new, const float* v_new, const int64_t* slot_mappin
     if (slot < 0) continue;
     for (int64_t h = 0; h < kv.num_kv_heads; ++h) {
       store_row(kv.dtype, k_new + t * slot_floats + h * row_floats, kv.k_row(slot, h), row_floats);
-      store_row(kv.dtype, v_new + t * slot_floats + h * row_floats, kv.v_row(slot, h), row_floats);
+      if (v_new != nullptr)
+        store_row(kv.dtype, v_new + t * slot_floats + h * row_floats, kv.v_row(slot, h), row_floats);
     }
   }
 }

@@ -31,12 +31,14 @@ void add_inplace(float* y, const float* x, int64_t n);
 void rope_inplace(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, int64_t rotary_dim,
                   const int32_t* positions, const float* inv_freq, bool interleaved);
 
-// Row moves (gather_rows, copy_rows, scatter_add_rows, fill): the only CPU implementation,
+// Row moves (gather_rows, copy_rows, scatter_add_rows, copy_columns, fill): the only CPU implementation,
 // memory-bound either way.
 void gather_rows(const Tensor& table, const int32_t* row_ids, int64_t num_rows, float* out);
 void copy_rows(const float* src, int64_t dim, const int32_t* row_ids, int64_t num_rows, float* dst);
 void scatter_add_rows(const float* src, int64_t dim, const int32_t* row_ids, const float* scales,
                       int64_t num_rows, float* dst);
+void copy_columns(const float* src, int64_t src_stride, float* dst, int64_t dst_stride, int64_t num_rows,
+                  int64_t width);
 void fill(float* x, float value, int64_t n);
 
 void paged_attention(const float* q, float* out, const AttentionBatch& batch, const KvLayerView& kv,

@@ -27,6 +27,12 @@ void scatter_add_rows(const float* src, int64_t dim, const int32_t* row_ids, con
   }
 }
 
+void copy_columns(const float* src, int64_t src_stride, float* dst, int64_t dst_stride, int64_t num_rows,
+                  int64_t width) {
+  for (int64_t r = 0; r < num_rows; ++r)
+    std::memcpy(dst + r * dst_stride, src + r * src_stride, sizeof(float) * size_t(width));
+}
+
 void fill(float* x, float value, int64_t n) { std::fill(x, x + n, value); }
 
 }  // namespace llmesh::kernels::ref

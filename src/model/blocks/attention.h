@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/backend.h"
+#include "model/blocks/attention_block.h"
 #include "model/blocks/linear.h"
 #include "model/model_config.h"
 #include "model/model_shard.h"
@@ -16,13 +17,7 @@ namespace llmesh::model {
 
 class WeightStore;
 
-// Per-step data every layer's attention reads.
-struct AttentionStep {
-  kernels::AttentionBatch batch;
-  const int64_t* slot_mapping = nullptr;  // [num_tokens]
-};
-
-class Attention {
+class Attention final : public AttentionBlock {
  public:
   // With shard.tp_size > 1: this rank's num_heads / tp_size query heads and
   // num_kv_heads / tp_size KV heads (so `kv` holds only those), and o_proj's matching columns.
@@ -33,9 +28,8 @@ class Attention {
   // attention output after o_proj (a partial sum when partial()). Writes this step's K/V into `kv`.
   // Scratch: ws.act().q, k, v, attn.
   void forward(kernels::Backend& backend, const float* h, float* out, const AttentionStep& step,
-               const kernels::KvLayerView& kv, Workspace& ws) const;
-  // The output is this rank's share of a sum over the stage (tensor parallel).
-  bool partial() const { return partial_; }
+               const kernels::KvLayerView& kv, Workspace& ws) const override;
+  bool partial() const override { return partial_; }
 
  private:
   const ModelConfig& config_;

@@ -58,6 +58,13 @@ double yarn_mscale(double factor, double mscale) { return factor <= 1 ? 1.0 : 0.
 
 }  // namespace
 
+float mla_score_factor(const ModelConfig& config) {
+  const RopeScaling& s = config.rope_scaling;
+  if (s.type != "yarn" || s.mscale_all_dim == 0) return 1.0f;
+  const double m = yarn_mscale(s.factor, s.mscale_all_dim);
+  return float(m * m);
+}
+
 std::vector<float> rope_inv_freq(const ModelConfig& config, const WeightStore& weights) {
   const int64_t dims = config.rope_dim();  // partial rotary (GLM-4.5): the frequencies run over the rotated dims
   const int64_t half = dims / 2;

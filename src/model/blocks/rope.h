@@ -28,4 +28,8 @@ std::vector<float> rope_inv_freq(const ModelConfig& config, const WeightStore& w
 // square); 1 for every other kind of RoPE.
 float rope_attention_factor(const ModelConfig& config);
 
+// DeepSeek's YaRN softmax factor for multi-head latent attention: scores scale by
+// (0.1 mscale_all_dim ln(factor) + 1)^2 when the yarn scaling sets mscale_all_dim; else 1.
+float mla_score_factor(const ModelConfig& config);
+
 }  // namespace llmesh::model

@@ -44,7 +44,7 @@ void Router::select_softmax(const float* probs, int64_t num_tokens, MoeRouting& 
     for (int64_t i = 0; i < top_k; ++i) {
       const int32_t e = r.order[size_t(i)];
       r.choice[size_t(t * top_k + i)] = e;
-      r.choice_weight[size_t(t * top_k + i)] = config_.norm_topk_prob ? p[e] / sum : p[e];
+      r.choice_weight[size_t(t * top_k + i)] = (config_.norm_topk_prob ? p[e] / sum : p[e]) * config_.routed_scaling;
     }
   }
 }
@@ -53,9 +53,14 @@ void Router::select_sigmoid(const float* logits, int64_t num_tokens, MoeRouting&
   const int64_t num_experts = config_.num_experts, top_k = config_.num_experts_per_token;
   const int64_t num_groups = config_.expert_groups, groups_used = config_.expert_groups_used;
   const int64_t group_size = num_experts / num_groups;
-  const size_t n = static_cast<size_t>(num_experts), g_n = static_cast<size_t>(num_groups);
-  std::vector<float> score(n), choice(n), group_score(g_n);
-  std::vector<int32_t> groups(g_n);
+  r.score.resize(size_t(num_experts));  // vectors only grow: no allocation in the steady state
+  r.choice_score.resize(size_t(num_experts));
+  r.group_score.resize(size_t(num_groups));
+  r.groups.resize(size_t(num_groups));
+  std::vector<float>& score = r.score;
+  std::vector<float>& choice = r.choice_score;
+  std::vector<float>& group_score = r.group_score;
+  std::vector<int32_t>& groups = r.groups;
   for (int64_t t = 0; t < num_tokens; ++t) {
     const float* l = logits + t * num_experts;
     for (int64_t e = 0; e < num_experts; ++e) {

@@ -23,6 +23,11 @@ namespace {
 
 struct AttentionCase {
   int64_t num_heads, num_kv_heads, head_dim, block_size;
+  // > 0: multi-head latent attention's pool, whose values are the first value_dim dims of the K rows.
+  int64_t value_dim = 0;
+
+  bool latent() const { return value_dim > 0; }
+  int64_t v_dim() const { return latent() ? value_dim : head_dim; }
 };
 
 // One sequence: its K/V laid out contiguously [length, num_kv_heads, head_dim], and its blocks.
@@ -48,11 +53,12 @@ void naive_attention(const float* q, const TestSequence& seq, int64_t pos, const
     const double max_w = *std::max_element(weights.begin(), weights.end());
     double sum = 0.0;
     for (double& w : weights) sum += w = std::exp(w - max_w);
-    for (int64_t d = 0; d < c.head_dim; ++d) {
+    const std::vector<float>& values = c.latent() ? seq.k : seq.v;  // rows of head_dim either way
+    for (int64_t d = 0; d < c.v_dim(); ++d) {
       double acc = 0.0;
       for (int64_t j = 0; j <= pos; ++j)
-        acc += weights[size_t(j)] * seq.v[size_t((j * c.num_kv_heads + kv_head) * c.head_dim + d)];
-      out[h * c.head_dim + d] = float(acc / sum);
+        acc += weights[size_t(j)] * values[size_t((j * c.num_kv_heads + kv_head) * c.head_dim + d)];
+      out[h * c.v_dim() + d] = float(acc / sum);
     }
   }
 }
@@ -77,8 +83,8 @@ std::vector<float> representable(std::vector<float> x, DType dtype, int64_t head
 }
 
 void run_case(const AttentionCase& c, DType dtype = DType::F32) {
-  SCOPED_TRACE(fmt::format("heads={} kv_heads={} head_dim={} block_size={} kv dtype {}", c.num_heads,
-                           c.num_kv_heads, c.head_dim, c.block_size, dtype_name(dtype)));
+  SCOPED_TRACE(fmt::format("heads={} kv_heads={} head_dim={} block_size={} value_dim={} kv dtype {}", c.num_heads,
+                           c.num_kv_heads, c.head_dim, c.block_size, c.value_dim, dtype_name(dtype)));
   const int64_t lengths[] = {70, 1, 40, 17};
   int64_t num_blocks = 3;  // spare blocks nobody uses: garbage there must not leak in
   for (int64_t len : lengths) num_blocks += (len + c.block_size - 1) / c.block_size;
@@ -87,7 +93,8 @@ void run_case(const AttentionCase& c, DType dtype = DType::F32) {
   // reading any slot that was not written poisons the result.
   const size_t pool_bytes = size_t(num_blocks * c.block_size * c.num_kv_heads) * dtype_row_bytes(dtype, c.head_dim);
   std::vector<uint8_t> k_pool(pool_bytes, 0xff), v_pool(pool_bytes, 0xff);
-  const KvLayerView kv{k_pool.data(), v_pool.data(), c.block_size, c.num_kv_heads, c.head_dim, dtype};
+  const KvLayerView kv{k_pool.data(), c.latent() ? k_pool.data() : v_pool.data(), c.block_size, c.num_kv_heads,
+                       c.head_dim, dtype, c.value_dim};
 
   std::vector<int32_t> block_ids(static_cast<size_t>(num_blocks));
   std::iota(block_ids.begin(), block_ids.end(), 0);
@@ -105,7 +112,7 @@ void run_case(const AttentionCase& c, DType dtype = DType::F32) {
     std::vector<int64_t> slots(static_cast<size_t>(len));
     for (int64_t p = 0; p < len; ++p)
       slots[size_t(p)] = int64_t(s.block_table[size_t(p / c.block_size)]) * c.block_size + p % c.block_size;
-    best_cpu_kernels().store_kv(s.k.data(), s.v.data(), slots.data(), len, kv);
+    best_cpu_kernels().store_kv(s.k.data(), c.latent() ? nullptr : s.v.data(), slots.data(), len, kv);
     seqs.push_back(std::move(s));
   }
 
@@ -122,12 +129,13 @@ void run_case(const AttentionCase& c, DType dtype = DType::F32) {
   const AttentionBatch batch{num_tokens, positions.data(), seq_index.data(), tables.data()};
 
   const size_t q_floats = size_t(num_tokens * c.num_heads * c.head_dim);
+  const size_t out_floats = size_t(num_tokens * c.num_heads * c.v_dim());
   const std::vector<float> q = testing::random_floats(q_floats, 77, -2.0f, 2.0f);
   const float scale = 1.0f / std::sqrt(float(c.head_dim));
-  std::vector<float> expected(q_floats);
+  std::vector<float> expected(out_floats);
   for (int64_t t = 0; t < num_tokens; ++t)
     naive_attention(q.data() + t * c.num_heads * c.head_dim, seqs[size_t(seq_index[size_t(t)])],
-                    positions[size_t(t)], c, scale, expected.data() + t * c.num_heads * c.head_dim);
+                    positions[size_t(t)], c, scale, expected.data() + t * c.num_heads * c.v_dim());
 
   ThreadPool pool(2);
   using AttentionFn = std::function<void(const float*, float*, const AttentionBatch&, const KvLayerView&, int64_t,
@@ -143,9 +151,9 @@ void run_case(const AttentionCase& c, DType dtype = DType::F32) {
   if (cpu::has_avx2_kernels()) impls.push_back({"avx2", avx2::paged_attention});
   for (auto [name, fn] : impls) {
     SCOPED_TRACE(name);
-    testing::GuardedOutput out(q_floats);
+    testing::GuardedOutput out(out_floats);
     fn(q.data(), out.data(), batch, kv, c.num_heads, scale, pool);
-    EXPECT_LT(testing::nmse(out.data(), expected.data(), q_floats), 1e-10);
+    EXPECT_LT(testing::nmse(out.data(), expected.data(), out_floats), 1e-10);
     EXPECT_TRUE(out.guard_intact());
   }
 }
@@ -167,9 +175,21 @@ TEST(PagedAttention, MatchesNaiveAttention) {
 
 // The same over f16, bf16 and q8_0 pools: every kernel converts the pool's rows exactly.
 TEST(PagedAttention, ReadsEveryKvDtype) {
-  const AttentionCase cases[] = {{8, 4, 128, 16}, {16, 4, 64, 5}, {4, 2, 96, 16}};
+  const AttentionCase cases[] = {{8, 4, 128, 16}, {16, 4, 64, 5}, {4, 2, 96, 16}, {4, 1, 96, 16, 64}};
   for (DType dtype : {DType::F16, DType::BF16, DType::Q8_0})
     for (const AttentionCase& c : cases) run_case(c, dtype);
+}
+
+// Multi-head latent attention: one row [latent | rotary key] per position serves as every head's
+// key, and its latent part as the values (v == k), so the output has value_dim dims per head.
+TEST(PagedAttention, ValuesInsideTheKeyRows) {
+  const AttentionCase cases[] = {
+      {4, 1, 96, 16, 64},     // the tiny DeepSeek model: a fast kernel
+      {16, 1, 576, 16, 512},  // DeepSeek V3 / Kimi K2: a fast kernel, a full 16-head tile
+      {20, 1, 576, 16, 512},  // and a partial one
+      {4, 1, 80, 5, 48},      // no fast kernel: the reference
+  };
+  for (const AttentionCase& c : cases) run_case(c);
 }
 
 TEST(StoreKv, RoundsIntoEveryKvDtype) {

@@ -187,6 +187,29 @@ TEST(KvPool, LayersDoNotOverlap) {
   }
 }
 
+// Multi-head latent attention: one row per position and layer, the values inside it.
+TEST(KvPool, LatentRowsHoldTheValuesToo) {
+  const KvCacheShape shape{3, 1, 96, 4, 5, DType::F16, 64};
+  EXPECT_EQ(shape.bytes_per_token(), 3 * 96 * 2);
+  EXPECT_EQ(shape.value_dim(), 64);
+  KvPool pool(shape);
+  const int64_t layer_bytes = 5 * 4 * 96 * 2;
+  EXPECT_EQ(pool.v(1), pool.k(1));
+  EXPECT_EQ(static_cast<std::byte*>(pool.k(2)) - static_cast<std::byte*>(pool.k(1)), layer_bytes);
+  EXPECT_EQ(pool.num_bytes(), size_t(3 * layer_bytes));
+  // A block moves as one unit (what the host and disk tiers store): every layer's rows.
+  std::vector<std::byte> block(size_t(pool.bytes_per_block()));
+  for (size_t i = 0; i < block.size(); ++i) block[i] = std::byte(i * 7 + 1);
+  pool.write_block(3, block);
+  EXPECT_EQ(static_cast<std::byte*>(pool.k(2))[3 * 4 * 96 * 2], block[2 * 4 * 96 * 2]);
+  std::vector<std::byte> back(block.size());
+  pool.read_block(3, back);
+  EXPECT_EQ(back, block);
+  // values wider than the rows, or not whole q8_0 blocks, are refused
+  EXPECT_THROW(KvPool(KvCacheShape{1, 1, 96, 4, 2, DType::F16, 128}), Error);
+  EXPECT_THROW(KvPool(KvCacheShape{1, 1, 96, 4, 2, DType::Q8_0, 48}), Error);
+}
+
 TEST(KvPool, Q8_0NeedsHeadDimMultipleOf32) {
   EXPECT_THROW(KvPool(KvCacheShape{1, 1, 48, 4, 2, DType::Q8_0}), Error);
   KvPool pool(KvCacheShape{1, 1, 64, 4, 2, DType::Q8_0});

@@ -75,9 +75,7 @@ std::vector<StepInput> script_b() {
           make_step({{2, {27}, 7, true}}), make_step({{2, {28}, 8, true}})};
 }
 
-KvCacheShape kv_shape(const ModelConfig& c) {
-  return {c.num_layers, c.num_kv_heads, c.head_dim, kBlockSize, kNumBlocks};
-}
+KvCacheShape kv_shape(const ModelConfig& c) { return model::kv_cache_shape(c, kBlockSize, kNumBlocks, kv::kDefaultKvDtype); }
 
 // Runs a script on a fresh KV pool; returns every step's logits, concatenated.
 std::vector<float> run_script(const Model& model, const std::vector<StepInput>& steps, Workspace& ws) {
@@ -229,6 +227,9 @@ class NoF16Backend final : public kernels::Backend {
   void scatter_add_rows(const float* src, int64_t dim, const int32_t* ids, const float* scales, int64_t n,
                         float* dst) override {
     cpu_.scatter_add_rows(src, dim, ids, scales, n, dst);
+  }
+  void copy_columns(const float* src, int64_t ss, float* dst, int64_t ds, int64_t rows, int64_t width) override {
+    cpu_.copy_columns(src, ss, dst, ds, rows, width);
   }
   void fill(float* x, float value, int64_t n) override { cpu_.fill(x, value, n); }
   void rmsnorm(const float* x, const float* w, float* y, int64_t rows, int64_t dim, float eps) override {
