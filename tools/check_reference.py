@@ -212,7 +212,7 @@ def check_model_files(models_dir, spec, hf_weights, reference):
     print(f"{spec.name}: files")
     _, tokenizer_json, tokenizer_config = model_spec.load_tokenizer_files(spec)
     for variant in variants.VARIANTS:
-        expected = variants.variant_weights(hf_weights, variant)
+        expected = variants.variant_weights(hf_weights, variant, spec)
         path = os.path.join(models_dir, variant.path(spec.name))
         if variant.container == "safetensors":
             loaded_spec, loaded = load_model.load_hf_dir(path)
