@@ -270,6 +270,20 @@ PRESETS = {
         rope_theta=1000000.0, rms_norm_eps=1e-6, tie_word_embeddings=False, qk_norm=True,
         num_experts=64, num_experts_per_tok=8, moe_intermediate_size=512, norm_topk_prob=True,
         seed=2002, **QWEN_TOKENS),
+    # DeepSeek V3's attention dims (q_lora 1536, kv_lora 512, nope 128, rope 64, v 128) and YaRN,
+    # its MoE routing (8 groups, 4 kept, top-8, 1 shared expert) at 64 experts and 8 layers.
+    "deepseek3-reduced": ModelSpec(
+        name="deepseek3-reduced", hf_architecture="DeepseekV3ForCausalLM", hf_model_type="deepseek_v3",
+        gguf_architecture="deepseek2", hidden_size=2048, num_layers=8, num_heads=16, num_kv_heads=16,
+        head_dim=192, intermediate_size=5632, max_position_embeddings=163840, rope_theta=10000.0,
+        rms_norm_eps=1e-6, tie_word_embeddings=False, q_lora_rank=1536, kv_lora_rank=512,
+        qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128,
+        rope_scaling={"type": "yarn", "rope_type": "yarn", "factor": 40.0,
+                      "original_max_position_embeddings": 4096, "beta_fast": 32, "beta_slow": 1,
+                      "mscale": 1.0, "mscale_all_dim": 1.0},
+        first_k_dense_replace=1, num_experts=64, num_experts_per_tok=8, moe_intermediate_size=512,
+        norm_topk_prob=True, n_shared_experts=1, n_group=8, topk_group=4, routed_scaling_factor=2.5,
+        seed=2003, **DEEPSEEK_V3_TOKENS),
 }
 PRESET_GGUF_DTYPES = ["bf16", "q8_0", "q4_0"]
 
