@@ -5,10 +5,14 @@
 
   numerics   Q8_0/Q4_0/bf16 against hand-worked examples and error bounds
   rope       llama3 scaling regimes; GGUF rope_freqs consistent with them
+  blocks     GLM-4.5's partial rotary and grouped sigmoid router; DeepSeek's MLA: YaRN over
+             the rope dims, and the absorbed form (scores and values against the cached latent)
+             == the naive per-head form the reference runs
   files      each HF dir / GGUF file read back (own readers) equals the weights
              the reference used for that variant; metadata and vocabulary
-  forward    incremental (KV cache) logits == full-sequence logits; Llama GGUF
-             layout (permuted q/k, interleaved RoPE, rope_freqs) == HF layout;
+  forward    incremental (KV cache) logits == full-sequence logits; the f32 GGUF, run
+             from its metadata and tensors alone (Llama: permuted q/k, interleaved RoPE,
+             rope_freqs; DeepSeek: attn_k_b / attn_v_b, YaRN log multiplier) == HF layout;
              stored reference logits reproduce
   budget     golden tolerances vs the logit change when every matmul input is
              rounded to bf16/f16 or quantized to Q8_0 (what an engine may do)
@@ -204,43 +208,141 @@ def check_glm4_moe_blocks():
            "router: the correction bias picks expert 7; its weight is its plain sigmoid")
 
 
+def check_mla_blocks():
+    """DeepSeek V3's latent attention on random inputs: its YaRN over the rope dims, and the
+    identity an engine relies on to attend over the cached latent c without decompressing
+    keys and values per head: with W_UK_h / W_UV_h the key / value rows of head h in kv_b_proj,
+      q_nope_h . (W_UK_h c_s) = (W_UK_h^T q_nope_h) . c_s     sum_s p_s W_UV_h c_s = W_UV_h (sum_s p_s c_s)
+    computed here with the GGUF tensors (attn_k_b = W_UK_h^T per head, attn_v_b = W_UV_h)."""
+    import dataclasses
+    print("deepseek3 blocks")
+    spec = dataclasses.replace(model_spec.TINY_MODELS["tiny-deepseek3"], seed=77)
+    w = {info.name: weights.generate_tensor(spec, info, 0) for info in weights.tensor_infos(spec)
+         if info.name.startswith("model.layers.0.self_attn.")}
+    model = forward.Transformer(spec, {**w, "model.embed_tokens.weight": np.zeros((1, 1)),
+                                       "lm_head.weight": np.zeros((1, 1))})
+    share = np.log(rope.base_inv_freq(32, spec.rope_theta) / model.inv_freq) / np.log(spec.rope_scaling["factor"])
+    expect(len(model.inv_freq) == 16 and np.all(share[:6] == 0) and np.allclose(share[12:], 1)
+           and np.all((share[6:12] > 0) & (share[6:12] < 1)),
+           "YaRN over the 16 rope pairs: 0-5 kept, 6-11 ramped, 12-15 divided by the factor")
+    expect(model.rope_magnitude == 1.0 and np.isclose(rope.mla_softmax_scale(spec), (0.1 * np.log(4) + 1) ** 2 / 8),
+           "YaRN: cos/sin factor mscale/mscale_all_dim = 1; softmax scale (0.1 ln 4 + 1)^2 / sqrt(64)")
+
+    rng = np.random.default_rng(12)
+    # transformers' DeepSeek V3 de-interleaves the rope dims (0, 2, 4, .., 1, 3, ..) of q and k,
+    # then rotates half: the same pairs (2i, 2i+1) as rotating adjacent pairs in place
+    x = rng.standard_normal((3, 2, 32))
+    order = np.concatenate([np.arange(0, 32, 2), np.arange(1, 32, 2)])
+    expect(np.allclose(rope.apply_rope_half(x[..., order], np.array([0, 7, 500]), model.inv_freq),
+                       rope.apply_rope_interleaved(x, np.array([0, 7, 500]), model.inv_freq)[..., order]),
+           "RoPE on adjacent pairs == transformers' de-interleave + rotate_half")
+    x = rng.standard_normal((9, spec.hidden_size))
+    positions = np.arange(9) + 100   # after 100 cached positions (random latents and roped k_pe)
+    c_cached, k_pe_cached = rng.standard_normal((100, spec.kv_lora_rank)), rng.standard_normal((100, spec.qk_rope_head_dim))
+    cache = forward.KVCache(1)
+    cache.num_tokens = 100
+    cache.keys[0], cache.values[0] = c_cached, k_pe_cached
+    naive = np.concatenate([model.mla_attention(0, x[:6], positions[:6], cache),
+                            model.mla_attention(0, x[6:], positions[6:], cache)])
+    expect(cache.keys[0].shape == (109, spec.kv_lora_rank) and cache.values[0].shape == (109, spec.qk_rope_head_dim),
+           "MLA caches only the latent c (kv_lora_rank) and the shared roped k_pe per position")
+
+    p, eps, nope, lora = "model.layers.0.self_attn.", spec.rms_norm_eps, spec.qk_nope_head_dim, spec.kv_lora_rank
+    q = forward.rms_norm(x @ w[p + "q_a_proj.weight"].T, w[p + "q_a_layernorm.weight"], eps) @ w[p + "q_b_proj.weight"].T
+    q = q.reshape(9, spec.num_heads, -1)
+    q_pe = rope.apply_rope_interleaved(q[..., nope:], positions, model.inv_freq)
+    kv_a = x @ w[p + "kv_a_proj_with_mqa.weight"].T
+    c = np.concatenate([c_cached, forward.rms_norm(kv_a[:, :lora], w[p + "kv_a_layernorm.weight"], eps)])
+    k_pe = np.concatenate([k_pe_cached, rope.apply_rope_interleaved(kv_a[:, None, lora:], positions, model.inv_freq)[:, 0]])
+    k_b, v_b = gguf_layout.split_kv_b(w[p + "kv_b_proj.weight"], spec)       # [H, lora, nope], [H, v, lora]
+    q_latent = np.einsum("hln,thn->thl", k_b, q[..., :nope])                 # W_UK_h^T q_nope_h
+    scores = (np.einsum("thl,sl->hts", q_latent, c) + np.einsum("thr,sr->hts", q_pe, k_pe)) * rope.mla_softmax_scale(spec)
+    scores = np.where(np.arange(109)[None, None, :] > positions[None, :, None], -np.inf, scores)
+    context = np.einsum("hts,sl->thl", forward.softmax(scores), c)             # attention over the latent
+    absorbed = np.einsum("hvl,thl->thv", v_b, context).reshape(9, -1) @ w[p + "o_proj.weight"].T
+    expect(max_rel(absorbed, naive) < 1e-12, f"absorbed MLA (k_b into q, v_b after attending over c) == naive "
+           f"per-head decompression, through the cache (rel {max_rel(absorbed, naive):.1e})")
+    expect(np.array_equal(gguf_layout.join_kv_b(k_b, v_b), w[p + "kv_b_proj.weight"]) and k_b.shape == (4, 64, 32)
+           and v_b.shape == (4, 32, 64), "kv_b_proj -> attn_k_b [H, kv_lora, nope], attn_v_b [H, v, kv_lora] -> back")
+
+
 def max_rel(a, b):
     return float(np.max(np.abs(np.asarray(a, np.float64) - b)) / np.max(np.abs(b)))
+
+
+# what the forward pass reads beyond the basic shapes, compared between a file's spec and the model's
+SPEC_FIELDS = ("first_k_dense_replace", "n_shared_experts", "n_group", "topk_group", "routed_scaling_factor",
+               "num_experts_per_tok", "moe_intermediate_size", "norm_topk_prob", "sigmoid_router", "rotary_dim",
+               "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+
+
+def expected_gguf_metadata(spec):
+    """Keys whose values differ between architectures (llama.cpp's MLA layout for deepseek2)."""
+    arch = spec.gguf_architecture
+    if not spec.is_mla:
+        return {f"{arch}.attention.key_length": spec.head_dim, f"{arch}.attention.head_count_kv": spec.num_kv_heads}
+    expected = {f"{arch}.attention.head_count_kv": 1,
+                f"{arch}.attention.key_length": spec.kv_lora_rank + spec.qk_rope_head_dim,
+                f"{arch}.attention.value_length": spec.kv_lora_rank,
+                f"{arch}.attention.key_length_mla": spec.qk_nope_head_dim + spec.qk_rope_head_dim,
+                f"{arch}.attention.value_length_mla": spec.v_head_dim,
+                f"{arch}.attention.kv_lora_rank": spec.kv_lora_rank,
+                f"{arch}.rope.dimension_count": spec.qk_rope_head_dim,
+                f"{arch}.expert_gating_func": 2,
+                "tokenizer.ggml.pre": gguf_layout.GGUF_PRE_TOKENIZER[spec.tokenizer],
+                "tokenizer.ggml.add_bos_token": spec.add_bos_token}
+    if spec.q_lora_rank:
+        expected[f"{arch}.attention.q_lora_rank"] = spec.q_lora_rank
+    return expected
 
 
 def check_model_files(models_dir, spec, hf_weights, reference):
     print(f"{spec.name}: files")
     _, tokenizer_json, tokenizer_config = model_spec.load_tokenizer_files(spec)
+    special = {name: tokenizer_config.get(name) for name in ("bos_token", "eos_token")}
+    special = {name: t.get("content") if isinstance(t, dict) else t for name, t in special.items()}
     for variant in variants.VARIANTS:
-        expected = variants.variant_weights(hf_weights, variant)
+        expected = variants.variant_weights(hf_weights, variant, spec)
         path = os.path.join(models_dir, variant.path(spec.name))
         if variant.container == "safetensors":
             loaded_spec, loaded = load_model.load_hf_dir(path)
             expect(all(getattr(loaded_spec, f) == getattr(spec, f) for f in
                        ("hidden_size", "num_layers", "num_heads", "num_kv_heads", "head_dim", "vocab_size",
-                        "rope_theta", "tie_word_embeddings", "num_experts", "rope_scaling")),
+                        "rope_theta", "tie_word_embeddings", "num_experts", "rope_scaling") + SPEC_FIELDS),
                    f"{variant.key}: config.json describes the model")
         else:
-            loaded_spec, loaded, _, _, gguf = load_model.load_gguf(path)
+            loaded_spec, loaded, _, inv_freq, gguf = load_model.load_gguf(path)
             meta = gguf.metadata
+            arch_keys = expected_gguf_metadata(spec)
             expect(meta["general.architecture"] == spec.gguf_architecture
                    and meta["general.alignment"] == 32
-                   and meta[f"{spec.gguf_architecture}.attention.key_length"] == spec.head_dim
+                   and all(meta.get(key) == value for key, value in arch_keys.items())
+                   and all(getattr(loaded_spec, f) == getattr(spec, f) for f in SPEC_FIELDS)
+                   and np.allclose(inv_freq, rope.inv_freq_for(spec), rtol=1e-6, atol=0)   # rope_freqs are F32
+                   and rope.attention_factor_for(loaded_spec) == rope.attention_factor_for(spec)
+                   and (not spec.is_mla or np.isclose(rope.mla_softmax_scale(loaded_spec),
+                                                      rope.mla_softmax_scale(spec), rtol=1e-12, atol=0))
                    and meta[f"{spec.gguf_architecture}.context_length"] == spec.max_position_embeddings
                    and loaded_spec.is_moe == spec.is_moe
                    and loaded_spec.tie_word_embeddings == spec.tie_word_embeddings,
-                   f"{variant.key}: metadata")
+                   f"{variant.key}: metadata ({', '.join(k.split('.', 1)[1] for k in arch_keys)}, "
+                   "RoPE frequencies and scales as the model's)")
             tokens, types = meta["tokenizer.ggml.tokens"], meta["tokenizer.ggml.token_type"]
             vocab = tokenizer_json["model"]["vocab"]
             some_token = next(iter(vocab))
+            num_tokenizer_ids = 1 + max(max(vocab.values()), max(a["id"] for a in tokenizer_json["added_tokens"]))
             expect(len(tokens) == spec.vocab_size == len(types) and tokens[vocab[some_token]] == some_token
                    and types[spec.eos_token_ids[0]] == gguf_layout.TOKEN_CONTROL
-                   and types[-1] == (gguf_layout.TOKEN_UNUSED if spec.tokenizer == "qwen3" else gguf_layout.TOKEN_CONTROL)
+                   and types[-1] == (gguf_layout.TOKEN_UNUSED if spec.vocab_size > num_tokenizer_ids
+                                     else gguf_layout.TOKEN_CONTROL)
                    and len(meta["tokenizer.ggml.merges"]) == len(tokenizer_json["model"]["merges"])
                    and " " in meta["tokenizer.ggml.merges"][0]
                    and meta["tokenizer.ggml.eos_token_id"] == spec.eos_token_ids[0]
                    and meta.get("tokenizer.chat_template") == tokenizer_config.get("chat_template"),
                    f"{variant.key}: vocabulary ({len(tokens)} tokens), merges, special ids, chat template")
+            expect(all(special[name] is None or token_id is None or tokens[token_id] == special[name]
+                       for name, token_id in (("bos_token", spec.bos_token_id), ("eos_token", spec.eos_token_ids[0]))),
+                   f"{variant.key}: BOS / EOS ids are tokenizer_config's bos_token / eos_token")
             wanted_type = gw.GGML_TYPE_BY_NAME[variant.dtype]
             types_ok = all(
                 info[1] == (wanted_type if len(info[0]) >= 2 and not name.endswith("ffn_gate_inp.weight") else gw.GGML_F32)
@@ -265,13 +367,15 @@ def check_forward(models_dir, spec, hf_weights, reference):
     expect(max_rel(np.concatenate(parts), full) < 1e-10, "chunked prefill through the KV cache == one pass")
     ref_logits = np.fromfile(os.path.join(models_dir, entry["last_logits_file"]), dtype="<f4")
     expect(max_rel(ref_logits, full[len(entry["ids"]) - 1]) < 1e-6, "stored reference logits reproduce")
-    if spec.gguf_architecture == "llama":
-        path = os.path.join(models_dir, f"{spec.name}-f32.gguf")
-        gspec, gweights, rope_style, inv_freq, _ = load_model.load_gguf(path, gguf_layout_rope=True)
-        gguf_model = forward.Transformer(gspec, gweights, rope_style=rope_style, inv_freq=inv_freq)
-        logits = gguf_model.forward(sequence, forward.KVCache(spec.num_layers), all_logits=True)
-        expect(rope_style == "interleaved" and max_rel(logits, full) < 1e-6,
-               "GGUF layout (permuted q/k, interleaved RoPE, rope_freqs) == HF layout")
+    # the f32 GGUF run from what the file alone says (as the stand-in engine does)
+    path = os.path.join(models_dir, f"{spec.name}-f32.gguf")
+    gspec, gweights, rope_style, inv_freq, _ = load_model.load_gguf(path, gguf_layout_rope=True)
+    gguf_model = forward.Transformer(gspec, gweights, rope_style=rope_style, inv_freq=inv_freq)
+    logits = gguf_model.forward(sequence, forward.KVCache(spec.num_layers), all_logits=True)
+    layout = {"llama": "permuted q/k, interleaved RoPE, rope_freqs",
+              "deepseek2": "attn_k_b / attn_v_b, MLA dims and YaRN from the metadata"}.get(spec.gguf_architecture, "")
+    expect((rope_style == "interleaved") == (spec.gguf_architecture == "llama") and max_rel(logits, full) < 1e-6,
+           f"f32 GGUF ({layout or 'names, metadata'}) == HF layout (rel {max_rel(logits, full):.1e})")
     all_greedy = [i for v in reference["variants"].values() for p in v["prompts"] for i in p["greedy_ids"]]
     expect(not set(all_greedy) & set(spec.eos_token_ids), "no greedy continuation emits an EOS id")
     gaps = {k: min(p["min_gap"] for p in v["prompts"]) for k, v in reference["variants"].items()}
@@ -317,6 +421,7 @@ def main():
     check_golden_rules()
     check_rope()
     check_glm4_moe_blocks()
+    check_mla_blocks()
     version = gen_models.generator_version()
     for name in names:
         spec = model_spec.TINY_MODELS[name]

@@ -150,7 +150,7 @@ def generate_tiny(out_dir, spec, with_reference=True):
                     spec, {name: reader.tensor(name) for name in reader.tensor_infos})
                 del reader
             else:
-                variant_weights = variants.variant_weights(hf_weights, variant)
+                variant_weights = variants.variant_weights(hf_weights, variant, spec)
             entry = reference_for_variant(spec, variant_weights, prompts.prompts_for(spec), ref_dir,
                                           spec.name, variant.key)
             entry["path"] = variant.path(spec.name)

@@ -1,5 +1,5 @@
 """Straight numpy forward pass (float64) of Llama 3 / Qwen2 / Qwen3 / Qwen3-MoE /
-GLM-4.5 (glm4_moe) decoder-only models over HF-layout weights.
+GLM-4.5 (glm4_moe) / DeepSeek V3 (deepseek_v3) decoder-only models over HF-layout weights.
 
 Per layer: h += o_proj(attention(rope(q), rope(k), v)) on rmsnorm(h);
            h += mlp(rmsnorm(h)), mlp = SwiGLU or a top-k mixture of SwiGLU experts.
@@ -15,6 +15,19 @@ GLM-4.5, from transformers' modeling_glm4_moe (Glm4MoeAttention, Glm4MoeMoE):
   when norm_topk_prob, * routed_scaling_factor; plus the shared experts' SwiGLU
   (moe_intermediate_size * n_shared_experts) on every token.
   Layers past num_hidden_layers (MTP) never run.
+
+DeepSeek V3, multi-head latent attention (DeepSeek-V2 paper, section 2.1; HF config semantics),
+in the naive form (keys and values decompressed per head):
+  q = q_b_proj(rmsnorm(q_a_proj(x))) (q_proj(x) when q_lora_rank is None) -> per head
+  [q_nope (qk_nope_head_dim), q_pe (qk_rope_head_dim)];
+  kv_a_proj_with_mqa(x) = [c (kv_lora_rank), k_pe (qk_rope_head_dim)], c = rmsnorm(c), k_pe one
+  head shared by all heads; kv_b_proj(c) -> per head [k_nope (qk_nope_head_dim), v (v_head_dim)].
+  RoPE on q_pe and k_pe only, on adjacent pairs (2i, 2i+1), frequencies over qk_rope_head_dim
+  (YaRN's, with its cos/sin factor). scores_h = [q_nope_h, q_pe_h] . [k_nope_h, k_pe] *
+  softmax_scale (rope.mla_softmax_scale); out = o_proj(concat_h softmax(scores_h) @ v_h).
+  The cache holds what MLA caches: c and the roped k_pe per position. The q_a / kv_a norms
+  take rms_norm_eps (DeepSeek's code leaves them at its default 1e-6, as the tiny model's is).
+  MoE as GLM-4.5 (sigmoid scores, correction bias, group-limited top-k, routed scaling).
 
 `round_activations` (optional) is applied to every matmul input, to estimate how
 much an engine that rounds or quantizes activations moves the logits.
@@ -47,8 +60,8 @@ def top1_and_gap(logits):
 
 class KVCache:
     def __init__(self, num_layers):
-        self.keys = [None] * num_layers     # per layer [S, kv_heads, head_dim]
-        self.values = [None] * num_layers
+        self.keys = [None] * num_layers     # per layer [S, kv_heads, head_dim]; MLA: latent c [S, kv_lora_rank]
+        self.values = [None] * num_layers   # likewise; MLA: roped k_pe [S, qk_rope_head_dim]
         self.num_tokens = 0
 
 
@@ -60,11 +73,7 @@ class Transformer:
         self.w = {name: np.asarray(value, dtype=np.float64) for name, value in weights.items()}
         self.rope_style = rope_style
         if inv_freq is None:
-            inv_freq = rope.inv_freq_for(spec)
-            if spec.rotary_dim != spec.head_dim:   # partial rotary: frequencies over the rotated dims
-                if spec.rope_scaling:
-                    raise ValueError("partial rotary with rope scaling is not modelled")
-                inv_freq = rope.base_inv_freq(spec.rotary_dim, spec.rope_theta)
+            inv_freq = rope.inv_freq_for(spec)   # over spec.rotary_dim (partial rotary, MLA's rope dims)
         self.inv_freq = inv_freq
         self.rope_magnitude = rope.attention_factor_for(spec)
         self.round_activations = round_activations
@@ -112,6 +121,40 @@ class Transformer:
             scores = q[:, head, :] @ k[:, kv_head, :].T / np.sqrt(head_dim)   # [T, S]
             scores = np.where(mask, -np.inf, scores)
             out[:, head, :] = softmax(scores) @ v[:, kv_head, :]
+        return self.linear(out.reshape(num_tokens, -1), p + "o_proj.weight")
+
+    def mla_attention(self, layer, x, positions, cache):
+        """DeepSeek's multi-head latent attention, keys and values decompressed per head."""
+        spec, p = self.spec, f"model.layers.{layer}.self_attn."
+        num_tokens, num_heads = x.shape[0], spec.num_heads
+        nope, kv_lora = spec.qk_nope_head_dim, spec.kv_lora_rank
+        if spec.q_lora_rank:
+            q_a = rms_norm(self.linear(x, p + "q_a_proj.weight"), self.w[p + "q_a_layernorm.weight"],
+                           spec.rms_norm_eps)
+            q = self.linear(q_a, p + "q_b_proj.weight")
+        else:
+            q = self.linear(x, p + "q_proj.weight")
+        q = q.reshape(num_tokens, num_heads, nope + spec.qk_rope_head_dim)
+        q_nope = q[..., :nope]
+        q_pe = rope.apply_rope_interleaved(q[..., nope:], positions, self.inv_freq, self.rope_magnitude)
+        kv_a = self.linear(x, p + "kv_a_proj_with_mqa.weight")           # [T, kv_lora + rope]
+        latent = rms_norm(kv_a[:, :kv_lora], self.w[p + "kv_a_layernorm.weight"], spec.rms_norm_eps)
+        k_pe = rope.apply_rope_interleaved(kv_a[:, None, kv_lora:], positions, self.inv_freq,
+                                           self.rope_magnitude)[:, 0]      # [T, rope], one head
+        if cache.keys[layer] is not None:
+            latent = np.concatenate([cache.keys[layer], latent], axis=0)
+            k_pe = np.concatenate([cache.values[layer], k_pe], axis=0)
+        cache.keys[layer], cache.values[layer] = latent, k_pe
+        kv = self.linear(latent, p + "kv_b_proj.weight").reshape(latent.shape[0], num_heads, nope + spec.v_head_dim)
+        k_nope, v = kv[..., :nope], kv[..., nope:]
+        mask = np.arange(latent.shape[0])[None, :] > positions[:, None]   # [T, S] True = future
+        scale = rope.mla_softmax_scale(spec)
+        out = np.empty((num_tokens, num_heads, spec.v_head_dim))
+        for head in range(num_heads):
+            k = np.concatenate([k_nope[:, head, :], k_pe], axis=-1)       # [S, nope + rope]
+            q_head = np.concatenate([q_nope[:, head, :], q_pe[:, head, :]], axis=-1)
+            scores = np.where(mask, -np.inf, q_head @ k.T * scale)
+            out[:, head, :] = softmax(scores) @ v[:, head, :]
         return self.linear(out.reshape(num_tokens, -1), p + "o_proj.weight")
 
     def swiglu(self, x, prefix):
@@ -193,7 +236,8 @@ class Transformer:
         for layer in range(spec.num_layers):
             p = f"model.layers.{layer}."
             x = rms_norm(h, self.w[p + "input_layernorm.weight"], spec.rms_norm_eps)
-            h = h + self.attention(layer, x, positions, cache)
+            attention = self.mla_attention if spec.is_mla else self.attention
+            h = h + attention(layer, x, positions, cache)
             x = rms_norm(h, self.w[p + "post_attention_layernorm.weight"], spec.rms_norm_eps)
             h = h + (self.moe(layer, x) if spec.is_moe_layer(layer) else self.swiglu(x, p + "mlp."))
         cache.num_tokens += len(token_ids)

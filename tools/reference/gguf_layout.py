@@ -1,6 +1,6 @@
 """How an HF checkpoint maps onto a llama.cpp-style GGUF file: tensor names,
-the Llama q/k row permutation, stacked MoE experts, metadata and the
-tokenizer vocabulary."""
+the Llama q/k row permutation, stacked MoE experts, DeepSeek's kv_b_proj split
+into attn_k_b / attn_v_b, metadata and the tokenizer vocabulary."""
 import numpy as np
 
 from . import rope
@@ -28,6 +28,12 @@ _LAYER_NAMES = {
     "mlp.shared_experts.gate_proj.weight": "ffn_gate_shexp.weight",
     "mlp.shared_experts.up_proj.weight": "ffn_up_shexp.weight",
     "mlp.shared_experts.down_proj.weight": "ffn_down_shexp.weight",
+    # DeepSeek V3's latent attention (kv_b_proj is split: split_kv_b)
+    "self_attn.q_a_proj.weight": "attn_q_a.weight",
+    "self_attn.q_a_layernorm.weight": "attn_q_a_norm.weight",
+    "self_attn.q_b_proj.weight": "attn_q_b.weight",
+    "self_attn.kv_a_proj_with_mqa.weight": "attn_kv_a_mqa.weight",
+    "self_attn.kv_a_layernorm.weight": "attn_kv_a_norm.weight",
     # a multi-token-prediction layer's own tensors (llama.cpp's blk.N.nextn.*)
     "eh_proj.weight": "nextn.eh_proj.weight",
     "enorm.weight": "nextn.enorm.weight",
@@ -52,6 +58,23 @@ def gguf_name(hf_name, arch=None):
     assert parts[:2] == ["model", "layers"], hf_name
     rest = ".".join(parts[3:])
     return f"blk.{parts[2]}.{_ARCH_LAYER_NAMES.get(arch, {}).get(rest) or _LAYER_NAMES[rest]}"
+
+
+def split_kv_b(kv_b, spec):
+    """kv_b_proj [heads * (nope + v), kv_lora] -> (attn_k_b [heads, kv_lora, nope],
+    attn_v_b [heads, v, kv_lora]) as llama.cpp's MLA layout stores it: per head, the key rows
+    transposed (so k_b maps q_nope into the latent: q_lat = k_b @ q_nope), the value rows as they
+    are (out = v_b @ (probs @ c))."""
+    nope = spec.qk_nope_head_dim
+    per_head = kv_b.reshape(spec.num_heads, nope + spec.v_head_dim, spec.kv_lora_rank)
+    return (np.ascontiguousarray(per_head[:, :nope, :].transpose(0, 2, 1)),
+            np.ascontiguousarray(per_head[:, nope:, :]))
+
+
+def join_kv_b(k_b, v_b):
+    """Inverse of split_kv_b."""
+    per_head = np.concatenate([k_b.transpose(0, 2, 1), v_b], axis=1)
+    return per_head.reshape(-1, per_head.shape[-1])
 
 
 def gguf_tensor_name(hf_name, arch=None):
@@ -110,6 +133,15 @@ def tensor_plan(spec, hf_infos, get_hf_chunks):
             plan.append(GGUFTensorPlan(f"blk.{layer}.{_EXPERT_PROJECTIONS[projection]}", shape, True,
                                        lambda names=names: [np.stack([whole(n) for n in names])]))
             continue
+        if name.endswith("self_attn.kv_b_proj.weight"):
+            layer = name.split(".")[2]
+            k_b_shape = (spec.num_heads, spec.kv_lora_rank, spec.qk_nope_head_dim)
+            v_b_shape = (spec.num_heads, spec.v_head_dim, spec.kv_lora_rank)
+            plan.append(GGUFTensorPlan(f"blk.{layer}.attn_k_b.weight", k_b_shape, True,
+                                       lambda name=name: [split_kv_b(whole(name), spec)[0]]))
+            plan.append(GGUFTensorPlan(f"blk.{layer}.attn_v_b.weight", v_b_shape, True,
+                                       lambda name=name: [split_kv_b(whole(name), spec)[1]]))
+            continue
         target = gguf_name(name, spec.gguf_architecture)
         is_router = name.endswith("mlp.gate.weight")
         takes_file_dtype = info.is_matrix and not is_router
@@ -127,7 +159,7 @@ def tensor_plan(spec, hf_infos, get_hf_chunks):
 
 def hf_from_gguf(spec, gguf_tensors, unpermute=True):
     """Inverse mapping: GGUF name -> array  =>  HF name -> array (unstacked; Llama q/k
-    rows un-permuted unless unpermute=False)."""
+    rows un-permuted unless unpermute=False; DeepSeek's attn_k_b / attn_v_b joined into kv_b_proj)."""
     inverse_global = {v: k for k, v in _GLOBAL_NAMES.items()}
     inverse_layer = {v: k for k, v in _LAYER_NAMES.items()}
     inverse_layer.update({v: k for k, v in _ARCH_LAYER_NAMES.get(spec.gguf_architecture, {}).items()})
@@ -140,6 +172,12 @@ def hf_from_gguf(spec, gguf_tensors, unpermute=True):
             out[inverse_global[name]] = value
             continue
         _, layer, rest = name.split(".", 2)
+        if rest == "attn_k_b.weight":
+            out[f"model.layers.{layer}.self_attn.kv_b_proj.weight"] = join_kv_b(
+                value, gguf_tensors[f"blk.{layer}.attn_v_b.weight"])
+            continue
+        if rest == "attn_v_b.weight":
+            continue
         if rest in inverse_experts:
             for expert in range(value.shape[0]):
                 out[f"model.layers.{layer}.mlp.experts.{expert}.{inverse_experts[rest]}.weight"] = value[expert]
@@ -163,9 +201,22 @@ def add_model_metadata(writer, spec, dtype_name, file_type):
     writer.add_u32(f"{arch}.block_count", spec.num_layers + spec.num_nextn_predict_layers)
     writer.add_u32(f"{arch}.feed_forward_length", spec.intermediate_size)
     writer.add_u32(f"{arch}.attention.head_count", spec.num_heads)
-    writer.add_u32(f"{arch}.attention.head_count_kv", spec.num_kv_heads)
-    writer.add_u32(f"{arch}.attention.key_length", spec.head_dim)
-    writer.add_u32(f"{arch}.attention.value_length", spec.head_dim)
+    if spec.is_mla:
+        # llama.cpp's MLA layout: one KV "head" (the latent c and k_pe, as cached) of
+        # key_length = kv_lora + rope, value_length = kv_lora; the per-head dims after
+        # decompression in the *_mla keys
+        writer.add_u32(f"{arch}.attention.head_count_kv", 1)
+        writer.add_u32(f"{arch}.attention.key_length", spec.kv_lora_rank + spec.qk_rope_head_dim)
+        writer.add_u32(f"{arch}.attention.value_length", spec.kv_lora_rank)
+        writer.add_u32(f"{arch}.attention.key_length_mla", spec.qk_nope_head_dim + spec.qk_rope_head_dim)
+        writer.add_u32(f"{arch}.attention.value_length_mla", spec.v_head_dim)
+        if spec.q_lora_rank:
+            writer.add_u32(f"{arch}.attention.q_lora_rank", spec.q_lora_rank)
+        writer.add_u32(f"{arch}.attention.kv_lora_rank", spec.kv_lora_rank)
+    else:
+        writer.add_u32(f"{arch}.attention.head_count_kv", spec.num_kv_heads)
+        writer.add_u32(f"{arch}.attention.key_length", spec.head_dim)
+        writer.add_u32(f"{arch}.attention.value_length", spec.head_dim)
     writer.add_f32(f"{arch}.attention.layer_norm_rms_epsilon", spec.rms_norm_eps)
     writer.add_f32(f"{arch}.rope.freq_base", spec.rope_theta)
     writer.add_u32(f"{arch}.rope.dimension_count", spec.rotary_dim)
@@ -177,18 +228,23 @@ def add_model_metadata(writer, spec, dtype_name, file_type):
         original = spec.rope_scaling.get("original_max_position_embeddings")
         if original:
             writer.add_u32(f"{arch}.rope.scaling.original_context_length", original)
+        if spec.is_mla and spec.rope_scaling.get("mscale_all_dim"):
+            # llama.cpp's deepseek2: softmax scale * (1 + log_mul * ln(factor))^2; it gives cos/sin
+            # no YaRN factor (HF's mscale / mscale_all_dim, 1 as DeepSeek's configs have them)
+            writer.add_f32(f"{arch}.rope.scaling.yarn_log_multiplier", 0.1 * spec.rope_scaling["mscale_all_dim"])
     if spec.is_moe:
         writer.add_u32(f"{arch}.expert_count", spec.num_experts)
         writer.add_u32(f"{arch}.expert_used_count", spec.num_experts_per_tok)
         writer.add_u32(f"{arch}.expert_feed_forward_length", spec.moe_intermediate_size)
         writer.add_bool(f"{arch}.expert_weights_norm", spec.norm_topk_prob)
-    if arch == "glm4moe":
+    if arch in ("glm4moe", "deepseek2"):
         writer.add_u32(f"{arch}.expert_shared_count", spec.n_shared_experts)
         writer.add_u32(f"{arch}.leading_dense_block_count", spec.first_k_dense_replace)
         writer.add_f32(f"{arch}.expert_weights_scale", spec.routed_scaling_factor)
         writer.add_u32(f"{arch}.expert_gating_func", 2)   # llama.cpp's LLAMA_EXPERT_GATING_FUNC_TYPE_SIGMOID
         writer.add_u32(f"{arch}.expert_group_count", spec.n_group)
         writer.add_u32(f"{arch}.expert_group_used_count", spec.topk_group)
+    if arch == "glm4moe":
         writer.add_u32(f"{arch}.nextn_predict_layers", spec.num_nextn_predict_layers)
 
 
@@ -220,6 +276,10 @@ def merges(tokenizer_json):
     return [m if isinstance(m, str) else f"{m[0]} {m[1]}" for m in tokenizer_json["model"]["merges"]]
 
 
+# llama.cpp's names for the pre-tokenizer regexes of each tokenizer
+GGUF_PRE_TOKENIZER = {"llama3": "llama-bpe", "qwen3": "qwen2", "deepseek_v3": "deepseek-v3"}
+
+
 def add_tokenizer_metadata(writer, spec, tokenizer_json, tokenizer_config):
     from gguf_writer import INT32, STRING  # noqa: E402 (tools/ is on sys.path)
     max_id = max(max(tokenizer_json["model"]["vocab"].values()),
@@ -228,7 +288,7 @@ def add_tokenizer_metadata(writer, spec, tokenizer_json, tokenizer_config):
         raise ValueError(f"{spec.name}: tokenizer id {max_id} >= vocab_size {spec.vocab_size}")
     tokens, types = vocabulary(tokenizer_json, spec.vocab_size)
     writer.add_string("tokenizer.ggml.model", "gpt2")
-    writer.add_string("tokenizer.ggml.pre", "llama-bpe" if spec.tokenizer == "llama3" else "qwen2")
+    writer.add_string("tokenizer.ggml.pre", GGUF_PRE_TOKENIZER[spec.tokenizer])
     writer.add_array("tokenizer.ggml.tokens", STRING, tokens)
     writer.add_array("tokenizer.ggml.token_type", INT32, types)
     writer.add_array("tokenizer.ggml.merges", STRING, merges(tokenizer_json))

@@ -10,7 +10,9 @@ from . import gguf_layout, model_spec, rope, safetensors_io
 
 _HF_ARCH = {"llama": ("LlamaForCausalLM", "llama"), "qwen2": ("Qwen2ForCausalLM", "qwen2"),
             "qwen3": ("Qwen3ForCausalLM", "qwen3"), "qwen3moe": ("Qwen3MoeForCausalLM", "qwen3_moe"),
-            "glm4moe": ("Glm4MoeForCausalLM", "glm4_moe")}
+            "glm4moe": ("Glm4MoeForCausalLM", "glm4_moe"),
+            "deepseek2": ("DeepseekV3ForCausalLM", "deepseek_v3")}
+_TOKENIZER_BY_MODEL_TYPE = {"llama": "llama3", "deepseek_v3": "deepseek_v3"}   # others: qwen3
 
 
 def spec_from_hf_config(config, name="model"):
@@ -18,28 +20,36 @@ def spec_from_hf_config(config, name="model"):
     gguf_arch = {v[1]: k for k, v in _HF_ARCH.items()}[model_type]
     eos = config.get("eos_token_id")
     glm = model_type == "glm4_moe"
-    glm_fields = {}
-    if glm:
-        glm_fields = dict(
-            partial_rotary_factor=config.get("partial_rotary_factor", 0.5),
+    deepseek = model_type == "deepseek_v3"
+    arch_fields = {}
+    if glm or deepseek:   # GLM-4.5 took DeepSeek V3's MoE and its config keys
+        arch_fields = dict(
             first_k_dense_replace=config.get("first_k_dense_replace", 0),
             n_shared_experts=config.get("n_shared_experts", 0), n_group=config.get("n_group", 1),
             topk_group=config.get("topk_group", 1),
             routed_scaling_factor=config.get("routed_scaling_factor", 1.0),
             num_nextn_predict_layers=config.get("num_nextn_predict_layers", 0))
-    return model_spec.ModelSpec(**glm_fields,
+    if glm:
+        arch_fields.update(partial_rotary_factor=config.get("partial_rotary_factor", 0.5))
+    head_dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+    if deepseek:
+        arch_fields.update(q_lora_rank=config.get("q_lora_rank"), kv_lora_rank=config["kv_lora_rank"],
+                           qk_nope_head_dim=config["qk_nope_head_dim"],
+                           qk_rope_head_dim=config["qk_rope_head_dim"], v_head_dim=config["v_head_dim"])
+        head_dim = config["qk_nope_head_dim"] + config["qk_rope_head_dim"]
+    return model_spec.ModelSpec(**arch_fields,
         name=name, hf_architecture=config["architectures"][0], hf_model_type=model_type,
-        gguf_architecture=gguf_arch, tokenizer="llama3" if model_type == "llama" else "qwen3",
+        gguf_architecture=gguf_arch, tokenizer=_TOKENIZER_BY_MODEL_TYPE.get(model_type, "qwen3"),
         hidden_size=config["hidden_size"], num_layers=config["num_hidden_layers"],
         num_heads=config["num_attention_heads"], num_kv_heads=config["num_key_value_heads"],
-        head_dim=config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"],
+        head_dim=head_dim,
         intermediate_size=config["intermediate_size"], vocab_size=config["vocab_size"],
         max_position_embeddings=config["max_position_embeddings"], rope_theta=config["rope_theta"],
         rms_norm_eps=config["rms_norm_eps"], tie_word_embeddings=config.get("tie_word_embeddings", False),
-        attention_bias=model_type == "qwen2" or (glm and config.get("attention_bias", False)),
+        attention_bias=model_type == "qwen2" or ((glm or deepseek) and config.get("attention_bias", False)),
         qk_norm=model_type in ("qwen3", "qwen3_moe") or (glm and config.get("use_qk_norm", False)),
         rope_scaling=config.get("rope_scaling"),
-        num_experts=config.get("n_routed_experts", 0) if glm else config.get("num_experts", 0),
+        num_experts=config.get("n_routed_experts", 0) if glm or deepseek else config.get("num_experts", 0),
         num_experts_per_tok=config.get("num_experts_per_tok", 0),
         moe_intermediate_size=config.get("moe_intermediate_size", 0),
         norm_topk_prob=config.get("norm_topk_prob", False),
@@ -52,6 +62,9 @@ def load_hf_dir(directory):
         config = json.load(f)
     spec = spec_from_hf_config(config, os.path.basename(os.path.normpath(directory)))
     return spec, safetensors_io.read_checkpoint(directory)
+
+
+_TOKENIZER_BY_PRE = {v: k for k, v in gguf_layout.GGUF_PRE_TOKENIZER.items()}
 
 
 def spec_from_gguf(gguf):
@@ -67,23 +80,38 @@ def spec_from_gguf(gguf):
     if get("rope.scaling.type", "none") != "none":
         rope_scaling = {"rope_type": get("rope.scaling.type"), "factor": float(get("rope.scaling.factor")),
                         "original_max_position_embeddings": get("rope.scaling.original_context_length")}
+        if get("rope.scaling.yarn_log_multiplier") is not None:
+            # deepseek2 keeps only 0.1 * mscale_all_dim and gives cos/sin no YaRN factor, i.e. takes
+            # HF's mscale equal to it (mscale / mscale_all_dim = 1), as DeepSeek V2/V3's configs have it
+            mscale = round(float(get("rope.scaling.yarn_log_multiplier")) / 0.1, 6)
+            rope_scaling.update(mscale=mscale, mscale_all_dim=mscale)
 
-    glm_fields = {}
+    arch_fields = {}
     nextn = 0
-    if arch == "glm4moe":
+    num_kv_heads, head_dim = get("attention.head_count_kv"), get("attention.key_length")
+    if arch in ("glm4moe", "deepseek2"):
         nextn = get("nextn_predict_layers", 0)
-        glm_fields = dict(
-            partial_rotary_factor=get("rope.dimension_count") / get("attention.key_length"),
+        arch_fields = dict(
             first_k_dense_replace=get("leading_dense_block_count", 0),
             n_shared_experts=get("expert_shared_count", 0), n_group=get("expert_group_count", 1),
             topk_group=get("expert_group_used_count", 1),
             routed_scaling_factor=float(get("expert_weights_scale", 1.0)), num_nextn_predict_layers=nextn)
-    return model_spec.ModelSpec(**glm_fields,
+    if arch == "glm4moe":
+        arch_fields.update(partial_rotary_factor=get("rope.dimension_count") / get("attention.key_length"))
+    if arch == "deepseek2":
+        # the MLA layout's one KV head is the cached latent; the HF config counts the heads after
+        # decompression (num_key_value_heads = num_attention_heads)
+        rope_dim, head_dim = get("rope.dimension_count"), get("attention.key_length_mla")
+        num_kv_heads = get("attention.head_count")
+        arch_fields.update(q_lora_rank=get("attention.q_lora_rank"), kv_lora_rank=get("attention.kv_lora_rank"),
+                           qk_nope_head_dim=head_dim - rope_dim, qk_rope_head_dim=rope_dim,
+                           v_head_dim=get("attention.value_length_mla"))
+    return model_spec.ModelSpec(**arch_fields,
         name=meta.get("general.name", arch), hf_architecture=hf_architecture, hf_model_type=model_type,
-        gguf_architecture=arch, tokenizer="llama3" if meta.get("tokenizer.ggml.pre") == "llama-bpe" else "qwen3",
+        gguf_architecture=arch, tokenizer=_TOKENIZER_BY_PRE.get(meta.get("tokenizer.ggml.pre"), "qwen3"),
         hidden_size=get("embedding_length"), num_layers=get("block_count") - nextn,
-        num_heads=get("attention.head_count"), num_kv_heads=get("attention.head_count_kv"),
-        head_dim=get("attention.key_length"), intermediate_size=get("feed_forward_length"),
+        num_heads=get("attention.head_count"), num_kv_heads=num_kv_heads,
+        head_dim=head_dim, intermediate_size=get("feed_forward_length"),
         vocab_size=get("vocab_size", len(meta["tokenizer.ggml.tokens"])),
         max_position_embeddings=get("context_length"), rope_theta=float(get("rope.freq_base")),
         rope_scaling=rope_scaling, rms_norm_eps=float(get("attention.layer_norm_rms_epsilon")),

@@ -11,21 +11,23 @@ REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 TOKENIZER_DIRS = {
     "qwen3": os.path.join(REPO_ROOT, "assets/npm/tokenizer-qwen3/models"),
     "llama3": os.path.join(REPO_ROOT, "assets/npm/tokenizer-llama3_1/models"),
+    "deepseek_v3": os.path.join(REPO_ROOT, "assets/npm/tokenizer-deepseek_v3/models"),
 }
 
 
 @dataclass
 class ModelSpec:
     name: str
-    hf_architecture: str          # LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM / Qwen3MoeForCausalLM / Glm4MoeForCausalLM
-    hf_model_type: str            # llama / qwen2 / qwen3 / qwen3_moe / glm4_moe
-    gguf_architecture: str        # llama / qwen2 / qwen3 / qwen3moe / glm4moe
+    hf_architecture: str          # LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM / Qwen3MoeForCausalLM /
+                                  # Glm4MoeForCausalLM / DeepseekV3ForCausalLM
+    hf_model_type: str            # llama / qwen2 / qwen3 / qwen3_moe / glm4_moe / deepseek_v3
+    gguf_architecture: str        # llama / qwen2 / qwen3 / qwen3moe / glm4moe / deepseek2
     tokenizer: str                # key of TOKENIZER_DIRS
     hidden_size: int
     num_layers: int
     num_heads: int
     num_kv_heads: int
-    head_dim: int
+    head_dim: int                 # of q and k (MLA: qk_nope_head_dim + qk_rope_head_dim)
     intermediate_size: int
     vocab_size: int
     max_position_embeddings: int
@@ -48,6 +50,14 @@ class ModelSpec:
     topk_group: int = 1
     routed_scaling_factor: float = 1.0
     num_nextn_predict_layers: int = 0   # extra layers past num_layers in the files, never run
+    # DeepSeek V3 (deepseek_v3): multi-head latent attention. q from a q_lora_rank bottleneck
+    # (None: a plain q_proj); keys and values decompressed per head from one kv_lora_rank latent,
+    # plus one qk_rope_head_dim RoPE key shared by all heads; v_head_dim per head
+    q_lora_rank: int = None
+    kv_lora_rank: int = 0
+    qk_nope_head_dim: int = 0
+    qk_rope_head_dim: int = 0
+    v_head_dim: int = 0
     num_shards: int = 1            # safetensors shards of the HF checkpoint
     bos_token_id: int = None
     eos_token_ids: list = field(default_factory=list)  # first one goes to config.json
@@ -63,10 +73,17 @@ class ModelSpec:
 
     @property
     def sigmoid_router(self):
-        return self.hf_model_type == "glm4_moe"
+        return self.hf_model_type in ("glm4_moe", "deepseek_v3")
+
+    @property
+    def is_mla(self):
+        return self.kv_lora_rank > 0
 
     @property
     def rotary_dim(self):
+        """Dims of a q/k head that RoPE rotates (and its frequencies are spread over)."""
+        if self.is_mla:
+            return self.qk_rope_head_dim
         return int(self.head_dim * self.partial_rotary_factor)
 
     def is_moe_layer(self, layer):
@@ -96,6 +113,8 @@ class ModelSpec:
             "bos_token_id": self.bos_token_id,
             "eos_token_id": self.eos_token_ids[0] if self.eos_token_ids else None,
         }
+        if self.is_mla:   # DeepSeek's configs give the MLA dims instead
+            del config["head_dim"]
         if self.hf_model_type == "llama":
             config.update(attention_bias=False, mlp_bias=False, pretraining_tp=1)
         if self.hf_model_type in ("qwen2", "qwen3", "qwen3_moe"):
@@ -112,6 +131,18 @@ class ModelSpec:
                           routed_scaling_factor=self.routed_scaling_factor,
                           partial_rotary_factor=self.partial_rotary_factor, use_qk_norm=self.qk_norm,
                           attention_bias=self.attention_bias,
+                          num_nextn_predict_layers=self.num_nextn_predict_layers)
+        elif self.hf_model_type == "deepseek_v3":
+            config.update(q_lora_rank=self.q_lora_rank, kv_lora_rank=self.kv_lora_rank,
+                          qk_nope_head_dim=self.qk_nope_head_dim, qk_rope_head_dim=self.qk_rope_head_dim,
+                          v_head_dim=self.v_head_dim, n_routed_experts=self.num_experts,
+                          n_shared_experts=self.n_shared_experts, num_experts_per_tok=self.num_experts_per_tok,
+                          moe_intermediate_size=self.moe_intermediate_size,
+                          first_k_dense_replace=self.first_k_dense_replace, moe_layer_freq=1,
+                          n_group=self.n_group, topk_group=self.topk_group, topk_method="noaux_tc",
+                          scoring_func="sigmoid", routed_scaling_factor=self.routed_scaling_factor,
+                          norm_topk_prob=self.norm_topk_prob, attention_bias=self.attention_bias,
+                          ep_size=1, aux_loss_alpha=0.001, seq_aux=True,
                           num_nextn_predict_layers=self.num_nextn_predict_layers)
         elif self.is_moe:
             config.update(num_experts=self.num_experts,
@@ -133,6 +164,10 @@ QWEN_VOCAB = 151936       # like the released Qwen models: ids 151669.. are padd
 LLAMA3_VOCAB = 128256
 QWEN_TOKENS = dict(tokenizer="qwen3", vocab_size=QWEN_VOCAB, bos_token_id=151643,
                    eos_token_ids=[151645, 151643], pad_token_id=151643, add_bos_token=False)
+DEEPSEEK_V3_VOCAB = 129280   # like DeepSeek V3: ids 128815.. are padding rows
+# <｜begin▁of▁sentence｜> 0, <｜end▁of▁sentence｜> 1 (also the tokenizer_config's pad token)
+DEEPSEEK_V3_TOKENS = dict(tokenizer="deepseek_v3", vocab_size=DEEPSEEK_V3_VOCAB, bos_token_id=0,
+                          eos_token_ids=[1], pad_token_id=1, add_bos_token=True)
 
 # Seeds picked by tools/search_seeds.py: no near-tie in the f32 greedy
 # continuations of the golden prompts, and continuations that do not just repeat.
@@ -182,6 +217,24 @@ TINY_MODELS = {
         num_experts=8, num_experts_per_tok=2, moe_intermediate_size=64, norm_topk_prob=True,
         n_shared_experts=1, n_group=2, topk_group=1, routed_scaling_factor=2.5,
         num_nextn_predict_layers=1, seed=18005, **QWEN_TOKENS),
+    # DeepSeek V3's blocks at tiny size: multi-head latent attention (q through a rank-32
+    # bottleneck, k/v decompressed per head from a 64-dim latent, one shared 32-dim RoPE key,
+    # interleaved pairs, YaRN), then GLM-4.5's MoE: layer 0 dense, 8 routed experts in 2 groups
+    # (one kept), sigmoid scores with a correction bias, top-2, routed scaling 2.5, 1 shared expert.
+    "tiny-deepseek3": ModelSpec(
+        name="tiny-deepseek3", hf_architecture="DeepseekV3ForCausalLM", hf_model_type="deepseek_v3",
+        gguf_architecture="deepseek2", hidden_size=64, num_layers=3, num_heads=4, num_kv_heads=4,
+        head_dim=64, intermediate_size=128, max_position_embeddings=16384, rope_theta=10000.0,
+        rms_norm_eps=1e-6, tie_word_embeddings=False, q_lora_rank=32, kv_lora_rank=64,
+        qk_nope_head_dim=32, qk_rope_head_dim=32, v_head_dim=32,
+        # YaRN as DeepSeek V3 writes it; with theta 1e4 over 16 rotary pairs this original context
+        # puts the ramp mid-way (pairs 0-5 kept, 6-11 ramped, 12-15 interpolated)
+        rope_scaling={"type": "yarn", "rope_type": "yarn", "factor": 4.0,
+                      "original_max_position_embeddings": 4096, "beta_fast": 32, "beta_slow": 1,
+                      "mscale": 1.0, "mscale_all_dim": 1.0},
+        first_k_dense_replace=1, num_experts=8, num_experts_per_tok=2, moe_intermediate_size=64,
+        norm_topk_prob=True, n_shared_experts=1, n_group=2, topk_group=1, routed_scaling_factor=2.5,
+        seed=80006, **DEEPSEEK_V3_TOKENS),
 }
 
 # Matmul in-dims that are multiples of 256, for the K-quants, IQ4_XS and MXFP4 (gguf only).
@@ -217,6 +270,20 @@ PRESETS = {
         rope_theta=1000000.0, rms_norm_eps=1e-6, tie_word_embeddings=False, qk_norm=True,
         num_experts=64, num_experts_per_tok=8, moe_intermediate_size=512, norm_topk_prob=True,
         seed=2002, **QWEN_TOKENS),
+    # DeepSeek V3's attention dims (q_lora 1536, kv_lora 512, nope 128, rope 64, v 128) and YaRN,
+    # its MoE routing (8 groups, 4 kept, top-8, 1 shared expert) at 64 experts and 8 layers.
+    "deepseek3-reduced": ModelSpec(
+        name="deepseek3-reduced", hf_architecture="DeepseekV3ForCausalLM", hf_model_type="deepseek_v3",
+        gguf_architecture="deepseek2", hidden_size=2048, num_layers=8, num_heads=16, num_kv_heads=16,
+        head_dim=192, intermediate_size=5632, max_position_embeddings=163840, rope_theta=10000.0,
+        rms_norm_eps=1e-6, tie_word_embeddings=False, q_lora_rank=1536, kv_lora_rank=512,
+        qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128,
+        rope_scaling={"type": "yarn", "rope_type": "yarn", "factor": 40.0,
+                      "original_max_position_embeddings": 4096, "beta_fast": 32, "beta_slow": 1,
+                      "mscale": 1.0, "mscale_all_dim": 1.0},
+        first_k_dense_replace=1, num_experts=64, num_experts_per_tok=8, moe_intermediate_size=512,
+        norm_topk_prob=True, n_shared_experts=1, n_group=8, topk_group=4, routed_scaling_factor=2.5,
+        seed=2003, **DEEPSEEK_V3_TOKENS),
 }
 PRESET_GGUF_DTYPES = ["bf16", "q8_0", "q4_0"]
 

@@ -26,8 +26,20 @@ LLAMA3_PROMPTS = [
      574, 3549, 555, 1063, 3460, 315, 10087, 11, 3582, 279, 622, 62078, 402, 472, 307, 1274],
 ]
 
+DEEPSEEK_V3_PROMPTS = [
+    # <｜begin▁of▁sentence｜> "The capital of France is"
+    [0, 671, 6102, 294, 8760, 344],
+    # <｜begin▁of▁sentence｜> "<｜User｜>What is 2+2?<｜Assistant｜>" (DeepSeek V3's chat format)
+    [0, 128803, 3085, 344, 223, 20, 13, 20, 33, 128804],
+    # <｜begin▁of▁sentence｜> + the same paragraph as the third Qwen prompt
+    [0, 1124, 270, 7407, 270, 41108, 515, 5572, 16, 1162, 769, 1960, 260, 3929, 294, 1482, 1855,
+     23200, 305, 1047, 11737, 20057, 412, 260, 5763, 5002, 16, 8647, 29389, 5429, 396, 436, 515,
+     5572, 513, 1093, 5803, 294, 10961, 14, 4204, 270, 552, 268, 10356, 521, 329, 1482],
+]
+PROMPTS_BY_TOKENIZER = {"qwen3": QWEN_PROMPTS, "llama3": LLAMA3_PROMPTS, "deepseek_v3": DEEPSEEK_V3_PROMPTS}
+
 
 def prompts_for(spec):
     if spec.super_blocks:   # 9 variants with a 151936 x 256 embedding each: the two short prompts keep CI time down
         return QWEN_PROMPTS[:2]
-    return LLAMA3_PROMPTS if spec.tokenizer == "llama3" else QWEN_PROMPTS
+    return PROMPTS_BY_TOKENIZER[spec.tokenizer]

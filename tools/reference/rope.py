@@ -19,6 +19,9 @@ YaRN (rope_type "yarn", Peng et al. 2023, "NTK-by-parts" + attention temperature
   cos and sin are multiplied by the attention factor: config's attention_factor, else
   (0.1 * mscale * ln(factor) + 1) / (0.1 * mscale_all_dim * ln(factor) + 1) when both are given,
   else 0.1 * ln(factor) + 1.
+  DeepSeek V2/V3 (MLA) also multiply the softmax scale by (0.1 * mscale_all_dim * ln(factor) + 1)^2.
+Frequencies are spread over the rotated dims (spec.rotary_dim: the head, its rotary part
+(partial_rotary_factor), or MLA's qk_rope_head_dim).
 """
 import math
 import numpy as np
@@ -55,7 +58,7 @@ def scaling_type(spec):
 
 
 def yarn_scaled_inv_freq(spec):
-    scaling, d, theta = spec.rope_scaling, spec.head_dim, spec.rope_theta
+    scaling, d, theta = spec.rope_scaling, spec.rotary_dim, spec.rope_theta
     factor = scaling["factor"]
     original = scaling.get("original_max_position_embeddings") or spec.max_position_embeddings
     beta_fast, beta_slow = scaling.get("beta_fast", 32.0), scaling.get("beta_slow", 1.0)
@@ -85,26 +88,37 @@ def attention_factor_for(spec):
     if scaling.get("attention_factor"):
         return float(scaling["attention_factor"])
     factor = scaling["factor"]
-
-    def temperature(m):
-        return 1.0 if factor <= 1 else 0.1 * m * math.log(factor) + 1.0
-
     if scaling.get("mscale") and scaling.get("mscale_all_dim"):
-        return temperature(scaling["mscale"]) / temperature(scaling["mscale_all_dim"])
-    return temperature(1.0)
+        return yarn_mscale(factor, scaling["mscale"]) / yarn_mscale(factor, scaling["mscale_all_dim"])
+    return yarn_mscale(factor, 1.0)
+
+
+def yarn_mscale(factor, m):
+    """YaRN's temperature 0.1 * m * ln(factor) + 1 (1 when not extending)."""
+    return 1.0 if factor <= 1 else 0.1 * m * math.log(factor) + 1.0
+
+
+def mla_softmax_scale(spec):
+    """DeepSeek's attention scale: 1/sqrt(q/k head dim), times yarn_mscale(factor,
+    mscale_all_dim)^2 under YaRN scaling that gives mscale_all_dim."""
+    scale = 1.0 / math.sqrt(spec.qk_nope_head_dim + spec.qk_rope_head_dim)
+    scaling = spec.rope_scaling
+    if scaling_type(spec) == "yarn" and scaling.get("mscale_all_dim"):
+        scale *= yarn_mscale(scaling["factor"], scaling["mscale_all_dim"]) ** 2
+    return scale
 
 
 def inv_freq_for(spec):
     kind = scaling_type(spec)
     if kind is None:
-        return base_inv_freq(spec.head_dim, spec.rope_theta)
+        return base_inv_freq(spec.rotary_dim, spec.rope_theta)
     scaling = spec.rope_scaling
     if kind == "llama3":
-        return llama3_scaled_inv_freq(base_inv_freq(spec.head_dim, spec.rope_theta), scaling)
+        return llama3_scaled_inv_freq(base_inv_freq(spec.rotary_dim, spec.rope_theta), scaling)
     if kind == "linear":
-        return base_inv_freq(spec.head_dim, spec.rope_theta) / scaling["factor"]
+        return base_inv_freq(spec.rotary_dim, spec.rope_theta) / scaling["factor"]
     if kind == "dynamic":
-        factor, d = scaling["factor"], spec.head_dim
+        factor, d = scaling["factor"], spec.rotary_dim
         original = scaling.get("original_max_position_embeddings") or spec.max_position_embeddings
         longest = factor * original
         theta = spec.rope_theta * (factor * longest / original - (factor - 1)) ** (d / (d - 2))
@@ -120,7 +134,7 @@ def gguf_rope_freqs(spec):
     if scaling_type(spec) != "llama3":
         return None
     scaled = inv_freq_for(spec)
-    base = base_inv_freq(spec.head_dim, spec.rope_theta)
+    base = base_inv_freq(spec.rotary_dim, spec.rope_theta)
     if np.array_equal(scaled, base):
         return None
     return (base / scaled).astype(np.float32)

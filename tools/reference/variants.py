@@ -73,14 +73,21 @@ def stored_in_file_dtype(hf_name, array):
     return array.ndim >= 2 and not hf_name.endswith("mlp.gate.weight")
 
 
-def variant_weights(weights, variant):
+def variant_weights(weights, variant, spec):
     """HF-layout float32 weights -> the values a reader of `variant` gets back.
     Rounding and quantization blocks run along the last (in) axis, which commutes
-    with the GGUF row permutation and expert stacking."""
+    with the GGUF row permutation and expert stacking, but not with the transposed
+    key half of DeepSeek's kv_b_proj (attn_k_b): that one is rounded as the file holds it."""
     out = {}
     for name, array in weights.items():
         if variant.container == "safetensors":
             out[name] = numerics.round_trip(array, variant.dtype)
+        elif name.endswith("self_attn.kv_b_proj.weight"):
+            block = "blk." + name.split(".")[2]
+            k_b, v_b = gguf_layout.split_kv_b(array, spec)
+            out[name] = gguf_layout.join_kv_b(
+                numerics.round_trip(k_b, variant.tensor_dtype(f"{block}.attn_k_b.weight")),
+                numerics.round_trip(v_b, variant.tensor_dtype(f"{block}.attn_v_b.weight")))
         elif stored_in_file_dtype(name, array):
             out[name] = numerics.round_trip(array, variant.tensor_dtype(gguf_layout.gguf_tensor_name(name)))
         else:

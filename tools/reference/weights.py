@@ -38,48 +38,15 @@ class TensorInfo:
 
 def tensor_infos(spec):
     """All tensors of the HF checkpoint, in file order."""
-    hidden, head_dim = spec.hidden_size, spec.head_dim
-    q_dim, kv_dim = spec.num_heads * head_dim, spec.num_kv_heads * head_dim
+    hidden = spec.hidden_size
     infos = [TensorInfo("model.embed_tokens.weight", (spec.vocab_size, hidden), "embedding")]
     for layer in range(spec.num_layers + spec.num_nextn_predict_layers):
         p = f"model.layers.{layer}."
         infos.append(TensorInfo(p + "input_layernorm.weight", (hidden,), "norm"))
-        infos.append(TensorInfo(p + "self_attn.q_proj.weight", (q_dim, hidden), "linear", 1.5))
-        infos.append(TensorInfo(p + "self_attn.k_proj.weight", (kv_dim, hidden), "linear", 1.5))
-        infos.append(TensorInfo(p + "self_attn.v_proj.weight", (kv_dim, hidden), "linear"))
-        if spec.attention_bias:
-            infos.append(TensorInfo(p + "self_attn.q_proj.bias", (q_dim,), "bias"))
-            infos.append(TensorInfo(p + "self_attn.k_proj.bias", (kv_dim,), "bias"))
-            infos.append(TensorInfo(p + "self_attn.v_proj.bias", (kv_dim,), "bias"))
-        if spec.qk_norm:
-            infos.append(TensorInfo(p + "self_attn.q_norm.weight", (head_dim,), "norm"))
-            infos.append(TensorInfo(p + "self_attn.k_norm.weight", (head_dim,), "norm"))
-        infos.append(TensorInfo(p + "self_attn.o_proj.weight", (hidden, q_dim), "linear", SUBLAYER_OUTPUT_GAIN))
+        attention = _mla_attention_infos if spec.is_mla else _attention_infos
+        infos += attention(spec, p + "self_attn.")
         infos.append(TensorInfo(p + "post_attention_layernorm.weight", (hidden,), "norm"))
-        if spec.is_moe_layer(layer):
-            ffn = spec.moe_intermediate_size
-            # a strong router keeps the top-k choice far from ties (a sigmoid router saturates
-            # beyond |logit| ~ 4, so a milder one there)
-            infos.append(TensorInfo(p + "mlp.gate.weight", (spec.num_experts, hidden), "linear",
-                                    2.0 if spec.sigmoid_router else 4.0))
-            if spec.sigmoid_router:
-                infos.append(TensorInfo(p + "mlp.gate.e_score_correction_bias", (spec.num_experts,), "router_bias"))
-            for expert in range(spec.num_experts):
-                e = f"{p}mlp.experts.{expert}."
-                infos.append(TensorInfo(e + "gate_proj.weight", (ffn, hidden), "linear"))
-                infos.append(TensorInfo(e + "up_proj.weight", (ffn, hidden), "linear"))
-                infos.append(TensorInfo(e + "down_proj.weight", (hidden, ffn), "linear", 1.25 * SUBLAYER_OUTPUT_GAIN))
-            if spec.n_shared_experts:
-                shared = ffn * spec.n_shared_experts
-                e = f"{p}mlp.shared_experts."
-                infos.append(TensorInfo(e + "gate_proj.weight", (shared, hidden), "linear"))
-                infos.append(TensorInfo(e + "up_proj.weight", (shared, hidden), "linear"))
-                infos.append(TensorInfo(e + "down_proj.weight", (hidden, shared), "linear", SUBLAYER_OUTPUT_GAIN))
-        else:
-            ffn = spec.intermediate_size
-            infos.append(TensorInfo(p + "mlp.gate_proj.weight", (ffn, hidden), "linear"))
-            infos.append(TensorInfo(p + "mlp.up_proj.weight", (ffn, hidden), "linear"))
-            infos.append(TensorInfo(p + "mlp.down_proj.weight", (hidden, ffn), "linear", 1.25 * SUBLAYER_OUTPUT_GAIN))
+        infos += _mlp_infos(spec, layer, p + "mlp.")
         if layer >= spec.num_layers:
             # a multi-token-prediction layer's own tensors (GLM-4.5 / DeepSeek V3)
             infos.append(TensorInfo(p + "enorm.weight", (hidden,), "norm"))
@@ -89,6 +56,70 @@ def tensor_infos(spec):
     infos.append(TensorInfo("model.norm.weight", (hidden,), "norm"))
     if not spec.tie_word_embeddings:
         infos.append(TensorInfo("lm_head.weight", (spec.vocab_size, hidden), "embedding"))
+    return infos
+
+
+def _attention_infos(spec, p):
+    hidden, head_dim = spec.hidden_size, spec.head_dim
+    q_dim, kv_dim = spec.num_heads * head_dim, spec.num_kv_heads * head_dim
+    infos = [TensorInfo(p + "q_proj.weight", (q_dim, hidden), "linear", 1.5),
+             TensorInfo(p + "k_proj.weight", (kv_dim, hidden), "linear", 1.5),
+             TensorInfo(p + "v_proj.weight", (kv_dim, hidden), "linear")]
+    if spec.attention_bias:
+        infos.append(TensorInfo(p + "q_proj.bias", (q_dim,), "bias"))
+        infos.append(TensorInfo(p + "k_proj.bias", (kv_dim,), "bias"))
+        infos.append(TensorInfo(p + "v_proj.bias", (kv_dim,), "bias"))
+    if spec.qk_norm:
+        infos.append(TensorInfo(p + "q_norm.weight", (head_dim,), "norm"))
+        infos.append(TensorInfo(p + "k_norm.weight", (head_dim,), "norm"))
+    infos.append(TensorInfo(p + "o_proj.weight", (hidden, q_dim), "linear", SUBLAYER_OUTPUT_GAIN))
+    return infos
+
+
+def _mla_attention_infos(spec, p):
+    """DeepSeek's latent attention. Gains give q and k (both parts) the 1.5 of the others;
+    kv_b_proj's value rows share it (one tensor), so o_proj's input is 1.5x larger."""
+    hidden, heads, rope_dim = spec.hidden_size, spec.num_heads, spec.qk_rope_head_dim
+    q_dim = heads * (spec.qk_nope_head_dim + rope_dim)
+    if spec.q_lora_rank:
+        infos = [TensorInfo(p + "q_a_proj.weight", (spec.q_lora_rank, hidden), "linear"),
+                 TensorInfo(p + "q_a_layernorm.weight", (spec.q_lora_rank,), "norm"),
+                 TensorInfo(p + "q_b_proj.weight", (q_dim, spec.q_lora_rank), "linear", 1.5)]
+    else:
+        infos = [TensorInfo(p + "q_proj.weight", (q_dim, hidden), "linear", 1.5)]
+    return infos + [
+        TensorInfo(p + "kv_a_proj_with_mqa.weight", (spec.kv_lora_rank + rope_dim, hidden), "linear", 1.5),
+        TensorInfo(p + "kv_a_layernorm.weight", (spec.kv_lora_rank,), "norm"),
+        TensorInfo(p + "kv_b_proj.weight", (heads * (spec.qk_nope_head_dim + spec.v_head_dim), spec.kv_lora_rank),
+                   "linear", 1.5),
+        TensorInfo(p + "o_proj.weight", (hidden, heads * spec.v_head_dim), "linear", SUBLAYER_OUTPUT_GAIN)]
+
+
+def _mlp_infos(spec, layer, p):
+    hidden = spec.hidden_size
+    if not spec.is_moe_layer(layer):
+        ffn = spec.intermediate_size
+        return [TensorInfo(p + "gate_proj.weight", (ffn, hidden), "linear"),
+                TensorInfo(p + "up_proj.weight", (ffn, hidden), "linear"),
+                TensorInfo(p + "down_proj.weight", (hidden, ffn), "linear", 1.25 * SUBLAYER_OUTPUT_GAIN)]
+    ffn = spec.moe_intermediate_size
+    # a strong router keeps the top-k choice far from ties (a sigmoid router saturates
+    # beyond |logit| ~ 4, so a milder one there)
+    infos = [TensorInfo(p + "gate.weight", (spec.num_experts, hidden), "linear",
+                        2.0 if spec.sigmoid_router else 4.0)]
+    if spec.sigmoid_router:
+        infos.append(TensorInfo(p + "gate.e_score_correction_bias", (spec.num_experts,), "router_bias"))
+    for expert in range(spec.num_experts):
+        e = f"{p}experts.{expert}."
+        infos.append(TensorInfo(e + "gate_proj.weight", (ffn, hidden), "linear"))
+        infos.append(TensorInfo(e + "up_proj.weight", (ffn, hidden), "linear"))
+        infos.append(TensorInfo(e + "down_proj.weight", (hidden, ffn), "linear", 1.25 * SUBLAYER_OUTPUT_GAIN))
+    if spec.n_shared_experts:
+        shared = ffn * spec.n_shared_experts
+        e = f"{p}shared_experts."
+        infos.append(TensorInfo(e + "gate_proj.weight", (shared, hidden), "linear"))
+        infos.append(TensorInfo(e + "up_proj.weight", (shared, hidden), "linear"))
+        infos.append(TensorInfo(e + "down_proj.weight", (hidden, shared), "linear", SUBLAYER_OUTPUT_GAIN))
     return infos
 
 
