@@ -171,9 +171,9 @@ void attend_tile(const float* q_all, float* out_all, const AttentionBatch& batch
   const size_t slot_bytes = kv.slot_bytes(), block_bytes = kv.block_bytes(), row_bytes = kv.row_bytes();
   const uint8_t* k_base = static_cast<const uint8_t*>(kv.k) + size_t(tile.kv_head) * row_bytes;
   const uint8_t* v_base = static_cast<const uint8_t*>(kv.v) + size_t(tile.kv_head) * row_bytes;
-  // Values inside the K rows (MLA): read them from the converted keys.
+  // Values inside the K rows (MLA): read them from the converted keys (not __restrict: it may be k_buf).
   const bool values_in_keys = kv.v == kv.k;
-  const float* __restrict values = values_in_keys ? k_buf : v_buf;
+  const float* values = values_in_keys ? k_buf : v_buf;
   const int64_t value_stride = values_in_keys ? kHeadDim : kValueDim;
   const bool few_queries = num_queries <= kFewQueries && kv.block_size == 16;
   for (int64_t key_begin = 0; key_begin < num_keys; key_begin += kv.block_size) {
