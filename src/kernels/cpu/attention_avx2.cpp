@@ -20,6 +20,8 @@
 //      factor), masking keys past each query's position;
 //   4. adds probability-weighted V rows into each query's running output: the same
 //      register tile, 6 queries x 16 dimensions at a time, with V rows as the panel.
+// Values may be narrower than keys (multi-head latent attention: the values are the first
+// v_dim dims of the K rows [latent | rotary key], read through kv.v == kv.k).
 #include <immintrin.h>
 
 #include <atomic>
@@ -49,9 +51,9 @@ using cpu::make_tiles;
 // Per-thread scratch, sized for one layer's shapes.
 struct Scratch {
   std::vector<float> q;       // [16][head_dim]  pre-scaled queries
-  std::vector<float> acc;     // [16][head_dim]  running (unnormalized) outputs
+  std::vector<float> acc;     // [16][v_dim]     running (unnormalized) outputs
   std::vector<float> kt;      // [head_dim][16]  this chunk's K rows of the kv head, transposed
-  std::vector<float> v;       // [16][head_dim]  this chunk's V rows of the kv head
+  std::vector<float> v;       // [16][v_dim]     this chunk's V rows of the kv head
   std::vector<float> k;       // [16][head_dim]  this chunk's K rows in f32 (pools of other dtypes)
   std::vector<float> scores;  // [16][16]        per query: scores, then probabilities
   std::vector<float> zeros;   // [head_dim]      stands in for the rows past the last key
@@ -226,18 +228,19 @@ __attribute__((always_inline)) inline void load_kv_row(DType dtype, const uint8_
   }
 }
 
-template <int kNumVecs>
+// kNumVecs: vectors of 8 per key (head_dim); kValueVecs: per value (v_dim <= head_dim).
+template <int kNumVecs, int kValueVecs>
 void attend_tile(const float* q_all, float* out_all, const AttentionBatch& batch, const KvLayerView& kv,
                  int64_t num_heads, float scale, const Tile& tile, Scratch& s) {
-  constexpr int64_t kHeadDim = 8 * kNumVecs;
-  static_assert(kHeadDim % 16 == 0);
+  constexpr int64_t kHeadDim = 8 * kNumVecs, kValueDim = 8 * kValueVecs;
+  static_assert(kHeadDim % 16 == 0 && kValueDim % 16 == 0);
   const int64_t group = num_heads / kv.num_kv_heads;
   const int64_t num_queries = tile.num_tokens * tile.num_heads;
   // Query i <-> (token tile.token_begin + i / num_heads_in_tile, head kv_head * group + head_begin + i % ...).
-  auto query_offset = [&](int64_t i) {
+  auto query_index = [&](int64_t i) {
     const int64_t t = tile.token_begin + i / tile.num_heads;
     const int64_t h = tile.kv_head * group + tile.head_begin + i % tile.num_heads;
-    return (t * num_heads + h) * kHeadDim;
+    return t * num_heads + h;
   };
   // Raw pointers: stores through float* could alias the vectors' own fields and force reloads.
   float* __restrict q_buf = s.q.data();
@@ -250,12 +253,11 @@ void attend_tile(const float* q_all, float* out_all, const AttentionBatch& batch
   // A finite start (not -inf) keeps exp(old_max - new_max) a number for a query that sees no key yet.
   float running_max[kTileQueries], running_sum[kTileQueries];
   for (int64_t i = 0; i < num_queries; ++i) {
-    const float* q_src = q_all + query_offset(i);
-    for (int v = 0; v < kNumVecs; ++v) {
+    const float* q_src = q_all + query_index(i) * kHeadDim;
+    for (int v = 0; v < kNumVecs; ++v)
       _mm256_storeu_ps(q_buf + i * kHeadDim + 8 * v,
                        _mm256_mul_ps(_mm256_loadu_ps(q_src + 8 * v), _mm256_set1_ps(scale)));
-      _mm256_storeu_ps(acc_buf + i * kHeadDim + 8 * v, _mm256_setzero_ps());
-    }
+    for (int v = 0; v < kValueVecs; ++v) _mm256_storeu_ps(acc_buf + i * kValueDim + 8 * v, _mm256_setzero_ps());
     positions[i] = float(batch.positions[tile.token_begin + i / tile.num_heads]);
     running_max[i] = -1e30f;
     running_sum[i] = 0.0f;
@@ -282,7 +284,7 @@ void attend_tile(const float* q_all, float* out_all, const AttentionBatch& batch
         load_kv_row<kNumVecs>(kv.dtype, kv.k_row(slot, tile.kv_head), k_buf + j * kHeadDim);
         k_rows[j] = k_buf + j * kHeadDim;
       }
-      load_kv_row<kNumVecs>(kv.dtype, kv.v_row(slot, tile.kv_head), v_buf + j * kHeadDim);
+      load_kv_row<kValueVecs>(kv.dtype, kv.v_row(slot, tile.kv_head), v_buf + j * kValueDim);
     }
     for (int j0 = 0; j0 < kChunkKeys; j0 += 8) {
       for (int v = 0; v < kNumVecs; ++v) {
@@ -321,14 +323,14 @@ void attend_tile(const float* q_all, float* out_all, const AttentionBatch& batch
     }
 
     // 4. acc[i] = acc[i] * correction[i] + sum_j p[i][j] * v[j].
-    pv_queries<kHeadDim>(scores, v_buf, n, corrections, acc_buf, num_queries);
+    pv_queries<kValueDim>(scores, v_buf, n, corrections, acc_buf, num_queries);
   }
 
   for (int64_t i = 0; i < num_queries; ++i) {
     const __m256 inv_sum = _mm256_set1_ps(1.0f / running_sum[i]);
-    float* out = out_all + query_offset(i);
-    const float* acc = acc_buf + i * kHeadDim;
-    for (int v = 0; v < kNumVecs; ++v)
+    float* out = out_all + query_index(i) * kValueDim;
+    const float* acc = acc_buf + i * kValueDim;
+    for (int v = 0; v < kValueVecs; ++v)
       _mm256_storeu_ps(out + 8 * v, _mm256_mul_ps(_mm256_loadu_ps(acc + 8 * v), inv_sum));
   }
 }
@@ -336,22 +338,27 @@ void attend_tile(const float* q_all, float* out_all, const AttentionBatch& batch
 using TileFn = void (*)(const float*, float*, const AttentionBatch&, const KvLayerView&, int64_t, float, const Tile&,
                         Scratch&);
 
-TileFn tile_fn_for_head_dim(int64_t head_dim) {
+TileFn tile_fn_for(int64_t head_dim, int64_t v_dim) {
+  if (v_dim != head_dim) {  // multi-head latent attention: [latent | rotary key] rows
+    if (head_dim == 576 && v_dim == 512) return attend_tile<72, 64>;  // DeepSeek V3 / Kimi K2
+    if (head_dim == 96 && v_dim == 64) return attend_tile<12, 8>;     // the tiny test model
+    return nullptr;
+  }
   switch (head_dim) {
     case 32:
-      return attend_tile<4>;
+      return attend_tile<4, 4>;
     case 64:
-      return attend_tile<8>;
+      return attend_tile<8, 8>;
     case 80:
-      return attend_tile<10>;
+      return attend_tile<10, 10>;
     case 96:
-      return attend_tile<12>;
+      return attend_tile<12, 12>;
     case 128:
-      return attend_tile<16>;
+      return attend_tile<16, 16>;
     case 192:
-      return attend_tile<24>;
+      return attend_tile<24, 24>;
     case 256:
-      return attend_tile<32>;
+      return attend_tile<32, 32>;
     default:
       return nullptr;
   }
@@ -362,8 +369,7 @@ TileFn tile_fn_for_head_dim(int64_t head_dim) {
 
 void paged_attention(const float* q, float* out, const AttentionBatch& batch, const KvLayerView& kv, int64_t num_heads,
                      float scale, ThreadPool& pool) {
-  // Values narrower than keys (multi-head latent attention) take the reference path here.
-  const TileFn tile_fn = kv.v_dim() == kv.head_dim ? tile_fn_for_head_dim(kv.head_dim) : nullptr;
+  const TileFn tile_fn = tile_fn_for(kv.head_dim, kv.v_dim());
   if (tile_fn == nullptr) return ref::paged_attention(q, out, batch, kv, num_heads, scale, pool);
   const std::vector<Tile> tiles = make_tiles(batch, num_heads, kv.num_kv_heads);
   const int64_t num_tiles = int64_t(tiles.size());
@@ -372,9 +378,9 @@ void paged_attention(const float* q, float* out, const AttentionBatch& batch, co
   pool.run([&](int, int) {
     thread_local Scratch scratch;
     scratch.q.resize(size_t(kTileQueries * kv.head_dim));
-    scratch.acc.resize(size_t(kTileQueries * kv.head_dim));
+    scratch.acc.resize(size_t(kTileQueries * kv.v_dim()));
     scratch.kt.resize(size_t(kv.head_dim * kChunkKeys));
-    scratch.v.resize(size_t(kChunkKeys * kv.head_dim));
+    scratch.v.resize(size_t(kChunkKeys * kv.v_dim()));
     scratch.k.resize(size_t(kChunkKeys * kv.head_dim));
     scratch.scores.resize(size_t(kTileQueries * kChunkKeys));
     scratch.zeros.assign(size_t(kv.head_dim), 0.0f);
