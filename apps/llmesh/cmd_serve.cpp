@@ -21,6 +21,7 @@
 #include "engine/engine.h"
 #include "runtime/loaded_model.h"
 #include "kernels/ops.h"
+#include "model/model.h"
 #include "kv/kv_pool.h"
 
 namespace llmesh::app {
@@ -149,8 +150,7 @@ void run_serve(ServeOptions o) {
                                        o.rope.overrides());
     const model::ModelConfig& config = model->config();
     check_ctx_size(config, o.server.context_tokens);
-    const kv::KvCacheShape shape{config.num_layers, config.num_kv_heads, config.head_dim, o.engine.block_size, 0,
-                                 o.engine.kv_dtype};
+    const kv::KvCacheShape shape = model::kv_cache_shape(config, o.engine.block_size, 0, o.engine.kv_dtype);
     if (o.engine.kv_cache_tokens <= 0 && o.kv_cache_mem_gib > 0) {
       o.engine.kv_cache_tokens = int64_t(o.kv_cache_mem_gib * double(1ull << 30)) / shape.bytes_per_token();
       check(o.engine.kv_cache_tokens >= o.engine.block_size, "--kv-cache-mem-gib {} holds less than one block",
