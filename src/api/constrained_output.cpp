@@ -144,6 +144,8 @@ g::Grammar tool_call_grammar(text::ToolCallFormat format, const std::string& cha
   // GLM-4.7's template writes its tags without newlines between them; GLM-4.5/4.6's with.
   const bool compact_xml =
       format == text::ToolCallFormat::Glm45Xml && chat_template.find("</arg_key><arg_value>") != std::string::npos;
+  // Mistral's v11+ templates write [TOOL_CALLS]NAME[ARGS]{…}; the older ones a JSON array.
+  const bool mistral_args = chat_template.find(text::kMistralArgs) != std::string::npos;
   g::GrammarBuilder b;
   std::vector<g::Symbol> calls;
   for (size_t i = 0; i < tools.size(); ++i) {
@@ -180,6 +182,10 @@ g::Grammar tool_call_grammar(text::ToolCallFormat format, const std::string& cha
     } else if (format == text::ToolCallFormat::DeepSeekV3) {
       calls.push_back(b.sequence({b.literal("<｜tool▁call▁begin｜>function<｜tool▁sep｜>" + name + "\n```json\n"),
                                   arguments, b.literal("\n```<｜tool▁call▁end｜>")}));
+    } else if (format == text::ToolCallFormat::Mistral && mistral_args) {
+      calls.push_back(b.sequence({b.literal(std::string(text::kMistralToolCalls) + name +
+                                            std::string(text::kMistralArgs)),
+                                  arguments}));
     } else {
       calls.push_back(
           b.sequence({b.literal("{\"name\": " + name_json + ", \"arguments\": "), arguments, b.literal("}")}));
@@ -192,6 +198,8 @@ g::Grammar tool_call_grammar(text::ToolCallFormat format, const std::string& cha
   g::Symbol body = b.choice(calls);
   if (format == text::ToolCallFormat::DeepSeekV3) {
     body = b.sequence({b.literal("<｜tool▁calls▁begin｜>"), body, b.literal("<｜tool▁calls▁end｜>")});
+  } else if (format == text::ToolCallFormat::Mistral) {
+    if (!mistral_args) body = b.sequence({b.literal(std::string(text::kMistralToolCalls) + "["), body, b.literal("]")});
   } else if (format == text::ToolCallFormat::Qwen3CoderXml) {
     body = b.sequence({b.literal("<tool_call>\n"), body, b.literal("</tool_call>")});
   } else if (format == text::ToolCallFormat::Glm45Xml) {

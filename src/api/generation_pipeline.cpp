@@ -107,6 +107,12 @@ std::string render_prompt(const text::ChatTemplate& chat_template, const Generat
 }
 
 std::string render_prompt(const ServerContext& ctx, const GenerationRequest& request, bool add_generation_prompt) {
+  // Mistral's templates refuse ids that are not 9 alphanumerics, and agents send back their own.
+  if (ctx.model->chat_template && model_tool_call_format(ctx) == text::ToolCallFormat::Mistral) {
+    GenerationRequest mistral = request;
+    if (text::use_mistral_call_ids(mistral.messages))
+      return render_prompt(*ctx.model->chat_template, mistral, add_generation_prompt);
+  }
   if (!ctx.model->chat_template) {
     if (request.error_style == ErrorStyle::Anthropic) {
       throw ApiError(400, "invalid_request_error",

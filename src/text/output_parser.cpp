@@ -4,6 +4,8 @@
 #include <mutex>
 #include <random>
 
+#include <nlohmann/json.hpp>
+
 namespace llmesh::text {
 
 namespace {
@@ -138,6 +140,9 @@ void OutputParser::drain(OutputDelta& out, bool at_end) {
       case State::JsonCalls:
         changed = drain_json_calls(out, at_end);
         break;
+      case State::MistralCalls:
+        changed = drain_mistral_calls(out, at_end);
+        break;
     }
     if (!changed) return;
   }
@@ -197,6 +202,8 @@ bool OutputParser::drain_content(OutputDelta& out, bool at_end) {
       skip_leading_newlines_ = true;
     } else if (best == &markers_.call_open) {
       state_ = State::ToolCall;
+    } else if (format_ == ToolCallFormat::Mistral) {
+      state_ = State::MistralCalls;  // [TOOL_CALLS] opens the calls themselves
     } else {
       skip_leading_newlines_ = true;  // a section marker: dropped, like the layout newlines around it
     }
@@ -278,6 +285,67 @@ bool OutputParser::drain_json_calls(OutputDelta& out, bool at_end) {
   return true;
 }
 
+bool OutputParser::drain_mistral_calls(OutputDelta& out, bool at_end) {
+  // The calls as they came, for output that turns out not to be calls.
+  auto give_up = [&] {
+    std::string raw(kMistralToolCalls);
+    raw += pending_;
+    pending_.clear();
+    state_ = State::Content;
+    emit(out, raw);
+    return false;
+  };
+  const size_t start = pending_.find_first_not_of(" \t\r\n");
+  if (start == std::string::npos) return at_end ? give_up() : false;
+  if (pending_[start] == '[') {  // v3: one array of {"name", "arguments", "id"}
+    const size_t end = json_object_end(std::string_view(pending_).substr(start));
+    if (end == std::string::npos) return at_end ? give_up() : false;
+    const nlohmann::json array =
+        nlohmann::json::parse(pending_.begin() + long(start), pending_.begin() + long(start + end), nullptr, false);
+    std::vector<ParsedToolCall> calls;
+    for (const nlohmann::json& element : array.is_array() ? array : nlohmann::json::array()) {
+      ParsedToolCall call;
+      if (!llmesh::text::parse_tool_call_body(ToolCallFormat::Mistral, element.dump(), &call.name,
+                                              &call.arguments_json))
+        break;
+      if (auto id = element.find("id"); id != element.end() && id->is_string() && is_mistral_call_id(id->get<std::string>()))
+        call.id = id->get<std::string>();
+      calls.push_back(std::move(call));
+    }
+    if (calls.empty() || calls.size() != array.size()) return give_up();
+    for (ParsedToolCall& call : calls) add_tool_call(out, std::move(call.name), std::move(call.arguments_json), call.id);
+    pending_.erase(0, start + end);
+    state_ = State::Content;
+    skip_leading_newlines_ = true;
+    return true;
+  }
+  // v11+: NAME[ARGS]{…} (or NAME[CALL_ID]ID[ARGS]{…}), one call per [TOOL_CALLS].
+  const size_t args = pending_.find(kMistralArgs);
+  if (args == std::string::npos) {
+    // A name is short and has no JSON in it: anything else is not a call.
+    const bool may_be_name = pending_.size() < 256 && pending_.find_first_of("{}\n") == std::string::npos;
+    return at_end || !may_be_name ? give_up() : false;
+  }
+  const size_t object = pending_.find_first_not_of(" \t\r\n", args + kMistralArgs.size());
+  if (object == std::string::npos) return at_end ? give_up() : false;
+  const size_t end = json_object_end(std::string_view(pending_).substr(object));
+  if (end == std::string::npos) return at_end ? give_up() : false;
+  std::string name, arguments_json;
+  if (!llmesh::text::parse_tool_call_body(ToolCallFormat::Mistral, std::string_view(pending_).substr(0, object + end),
+                                          &name, &arguments_json))
+    return give_up();
+  std::string id;
+  if (const size_t id_at = pending_.find(kMistralCallId); id_at < args) {
+    id = std::string(pending_, id_at + kMistralCallId.size(), args - id_at - kMistralCallId.size());
+    if (!is_mistral_call_id(id)) id.clear();
+  }
+  add_tool_call(out, std::move(name), std::move(arguments_json), std::move(id));
+  pending_.erase(0, object + end);
+  state_ = State::Content;
+  skip_leading_newlines_ = true;
+  return true;
+}
+
 void OutputParser::emit(OutputDelta& out, std::string_view text) {
   if (skip_leading_newlines_) {
     size_t n = 0;
@@ -311,9 +379,11 @@ void OutputParser::end_tool_call(OutputDelta& out, std::string_view body) {
   out.content += markers_.call_close;
 }
 
-void OutputParser::add_tool_call(OutputDelta& out, std::string name, std::string arguments_json) {
+void OutputParser::add_tool_call(OutputDelta& out, std::string name, std::string arguments_json, std::string id) {
   ParsedToolCall call;
-  call.id = random_call_id();
+  // Mistral's templates take back only ids of 9 alphanumerics.
+  if (id.empty()) id = format_ == ToolCallFormat::Mistral ? mistral_call_id(random_call_id()) : random_call_id();
+  call.id = std::move(id);
   call.name = std::move(name);
   call.arguments_json = std::move(arguments_json);
   out.tool_calls.push_back(std::move(call));

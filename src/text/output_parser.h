@@ -16,6 +16,9 @@
 //     Glm45Xml      <tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>…</tool_call>
 //                 any number, anywhere in the content, like Hermes; values are
 //                 typed by `tool_parameter_types` (tool_call_format.h says how)
+//     Mistral     [TOOL_CALLS] then a JSON array of calls (their "id" kept when it is
+//                 9 alphanumerics), or [TOOL_CALLS]NAME[ARGS]{…} per call; the calls end
+//                 where their JSON does (the format has no closing marker)
 //
 // Guarantees:
 //   - a tag is never emitted while it may still be incomplete: text that could
@@ -54,7 +57,7 @@ struct OutputParserOptions {
 };
 
 struct ParsedToolCall {
-  std::string id;              // "call_" + 24 random alphanumerics
+  std::string id;              // "call_" + 24 random alphanumerics (Mistral: 9 alphanumerics)
   std::string name;
   std::string arguments_json;  // the arguments object serialized as JSON text
 };
@@ -94,6 +97,7 @@ class OutputParser {
     Reasoning,  // inside <think> … </think>
     ToolCall,   // after a call_open marker, until its call_close
     JsonCalls,  // Llama3Json: a message of JSON calls
+    MistralCalls,  // after [TOOL_CALLS]: an array of calls, or one NAME[ARGS]{…}
   };
 
   void drain(OutputDelta& out, bool at_end);
@@ -102,9 +106,10 @@ class OutputParser {
   bool drain_reasoning(OutputDelta& out, bool at_end);
   bool drain_tool_call(OutputDelta& out, bool at_end);
   bool drain_json_calls(OutputDelta& out, bool at_end);
+  bool drain_mistral_calls(OutputDelta& out, bool at_end);
   void emit(OutputDelta& out, std::string_view text);
   void end_tool_call(OutputDelta& out, std::string_view body);
-  void add_tool_call(OutputDelta& out, std::string name, std::string arguments_json);
+  void add_tool_call(OutputDelta& out, std::string name, std::string arguments_json, std::string id = "");
 
   OutputParserOptions options_;
   ToolCallFormat format_ = ToolCallFormat::None;  // None when tool calls are not parsed

@@ -334,6 +334,24 @@ bool parse_glm45_call(std::string_view body, const ToolParameterTypes* types, st
   return true;
 }
 
+// One Mistral call: an element of the v3 array ({"name", "arguments", "id"}), or v11's
+// NAME[ARGS]{…} with an optional [CALL_ID]ID before [ARGS].
+bool parse_mistral_call(std::string_view body, std::string* name, std::string* arguments_json) {
+  body = trim(body);
+  if (!body.empty() && body.front() == '{') return parse_json_call(body, /*require_arguments=*/false, name, arguments_json);
+  const size_t args = body.find(kMistralArgs);
+  if (args == std::string_view::npos) return false;
+  std::string_view head = body.substr(0, args);
+  if (const size_t id = head.find(kMistralCallId); id != std::string_view::npos) head = head.substr(0, id);
+  head = trim(head);
+  if (head.empty() || head.find_first_of(" \t\r\n{}[]\"") != std::string_view::npos) return false;
+  const std::string_view rest = trim(body.substr(args + kMistralArgs.size()));
+  const nlohmann::json arguments = nlohmann::json::parse(rest.begin(), rest.end(), nullptr, /*allow_exceptions=*/false);
+  if (!arguments_text(arguments, arguments_json)) return false;
+  *name = std::string(head);
+  return true;
+}
+
 }  // namespace
 
 JsonTypes json_types_of_schema(const nlohmann::ordered_json& schema, const nlohmann::ordered_json& root) {
@@ -388,6 +406,7 @@ ToolCallFormat detect_tool_call_format(std::string_view source) {
   if (contains(source, kHermesCallOpen)) return ToolCallFormat::Hermes;
   // The DeepSeek markers without their full-width bars, so spelling variants in templates still match.
   if (contains(source, "tool▁calls▁begin") || contains(source, "tool▁call▁begin")) return ToolCallFormat::DeepSeekV3;
+  if (contains(source, kMistralToolCalls)) return ToolCallFormat::Mistral;
   const bool llama_headers = contains(source, "<|start_header_id|>");
   if (contains(source, kLlama3PythonTag) || contains(source, "Environment: ipython") ||
       (llama_headers && contains(source, "\"parameters\""))) {
@@ -410,6 +429,8 @@ const char* to_string(ToolCallFormat format) {
       return "qwen3_coder_xml";
     case ToolCallFormat::Glm45Xml:
       return "glm45_xml";
+    case ToolCallFormat::Mistral:
+      return "mistral";
   }
   return "unknown";
 }
@@ -423,6 +444,9 @@ ToolCallMarkers tool_call_markers(ToolCallFormat format) {
     if (format == ToolCallFormat::Glm45Xml)
       markers.body_tags = {std::string(kGlmKeyOpen), std::string(kGlmKeyClose), std::string(kGlmValueOpen),
                            std::string(kGlmValueClose)};
+  } else if (format == ToolCallFormat::Mistral) {
+    markers.section_open = kMistralToolCalls;
+    markers.body_tags = {std::string(kMistralArgs), std::string(kMistralCallId)};
   } else if (format == ToolCallFormat::DeepSeekV3) {
     markers.section_open = kDeepSeekCallsBegin;
     markers.call_open = kDeepSeekCallBegin;
@@ -446,10 +470,50 @@ bool parse_tool_call_body(ToolCallFormat format, std::string_view body, std::str
       return parse_qwen3_coder_call(body, types, name, arguments_json);
     case ToolCallFormat::Glm45Xml:
       return parse_glm45_call(body, types, name, arguments_json);
+    case ToolCallFormat::Mistral:
+      return parse_mistral_call(body, name, arguments_json);
     case ToolCallFormat::None:
       return false;
   }
   return false;
+}
+
+bool is_mistral_call_id(std::string_view id) {
+  if (id.size() != 9) return false;
+  for (char c : id)
+    if (!std::isalnum(static_cast<unsigned char>(c))) return false;
+  return true;
+}
+
+std::string mistral_call_id(std::string_view id) {
+  if (is_mistral_call_id(id)) return std::string(id);
+  // FNV-1a, then base 62: stable across runs and machines (std::hash is not promised to be).
+  uint64_t h = 14695981039346656037ull;
+  for (char c : id) h = (h ^ uint8_t(c)) * 1099511628211ull;
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  std::string out(9, 'A');
+  for (char& c : out) c = kAlphabet[h % 62], h /= 62;
+  return out;
+}
+
+bool use_mistral_call_ids(nlohmann::ordered_json& messages) {
+  bool changed = false;
+  auto fix = [&](nlohmann::ordered_json& holder, const char* key) {
+    auto it = holder.find(key);
+    if (it == holder.end() || !it->is_string() || is_mistral_call_id(it->get_ref<const std::string&>())) return;
+    *it = mistral_call_id(it->get_ref<const std::string&>());
+    changed = true;
+  };
+  if (!messages.is_array()) return false;
+  for (nlohmann::ordered_json& message : messages) {
+    if (!message.is_object()) continue;
+    fix(message, "tool_call_id");
+    auto calls = message.find("tool_calls");
+    if (calls == message.end() || !calls->is_array()) continue;
+    for (nlohmann::ordered_json& call : *calls)
+      if (call.is_object()) fix(call, "id");
+  }
+  return changed;
 }
 
 }  // namespace llmesh::text

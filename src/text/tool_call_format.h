@@ -40,6 +40,9 @@ enum class ToolCallFormat {
                   //   (Qwen3-Coder, Qwen3.5)
   Glm45Xml,       // <tool_call>NAME\n<arg_key>K</arg_key>\n<arg_value>V</arg_value>\n</tool_call>
                   //   (GLM-4.5/4.6; GLM-4.7 without the newlines)
+  Mistral,        // [TOOL_CALLS][{"name": …, "arguments": {…}, "id": "…"}, …]   (Mistral v3 tokenizers: 7B v0.3,
+                  //   Nemo, Small 3.1, Devstral Small 2505), or, per call, [TOOL_CALLS]NAME[ARGS]{…}
+                  //   (v11+: Mistral Small 3.2, Devstral 2507, Magistral); ids of 9 alphanumerics
 };
 
 // Guesses the format from the chat template's source text (None when it shows
@@ -47,9 +50,10 @@ enum class ToolCallFormat {
 // <tool_call> their templates contain too:
 //   Qwen3CoderXml  the template contains both "<function=" and "<parameter="
 //   Glm45Xml       the template contains "<arg_key>"
+//   Mistral        the template contains "[TOOL_CALLS]"
 ToolCallFormat detect_tool_call_format(std::string_view chat_template_source);
 
-// "none", "hermes", "deepseek_v3", "llama3_json", "qwen3_coder_xml", "glm45_xml" (for logs and tests).
+// "none", "hermes", "deepseek_v3", "llama3_json", "qwen3_coder_xml", "glm45_xml", "mistral" (for logs and tests).
 const char* to_string(ToolCallFormat format);
 
 // The literal markers around calls. Empty strings where the format has none.
@@ -58,6 +62,8 @@ const char* to_string(ToolCallFormat format);
 //                call <｜tool▁call▁begin｜> … <｜tool▁call▁end｜>, name/arguments split by <｜tool▁sep｜>
 //   Llama3Json:  no markers (the optional <|python_tag|> prefix is kLlama3PythonTag); None: none
 //   Qwen3CoderXml, Glm45Xml: call <tool_call> … </tool_call> (as Hermes), plus the tags inside a call
+//   Mistral:     section [TOOL_CALLS] (once before the array, or before each call), no closing marker;
+//                [ARGS] and [CALL_ID] inside a call (v11+)
 struct ToolCallMarkers {
   std::string section_open;
   std::string call_open;
@@ -71,6 +77,19 @@ struct ToolCallMarkers {
 ToolCallMarkers tool_call_markers(ToolCallFormat format);
 
 inline constexpr std::string_view kLlama3PythonTag = "<|python_tag|>";
+inline constexpr std::string_view kMistralToolCalls = "[TOOL_CALLS]";
+inline constexpr std::string_view kMistralArgs = "[ARGS]";
+inline constexpr std::string_view kMistralCallId = "[CALL_ID]";
+
+// Mistral's templates refuse tool call ids that are not 9 alphanumerics.
+bool is_mistral_call_id(std::string_view id);
+// A 9-alphanumeric id for `id` (itself when it is one already): the same id always maps to the
+// same one, so a conversation's rendered prompt, and its cached prefix, stay stable.
+std::string mistral_call_id(std::string_view id);
+// Gives every tool call id in OpenAI-chat-shaped template messages (assistant tool_calls[].id,
+// tool messages' tool_call_id) its mistral_call_id; true when one changed. Agents send back ids
+// of their own shape (call_…, toolu_…), which Mistral's templates would refuse.
+bool use_mistral_call_ids(nlohmann::ordered_json& messages);
 
 // The JSON types a parameter's schema allows, one bit each; 0: the schema
 // names none (any value), which the XML parsers type as a string.
@@ -115,6 +134,8 @@ nlohmann::ordered_json typed_argument_value(std::string_view raw, JsonTypes type
 //                layout, not value; a missing </function> at the end is accepted
 //   Glm45Xml:    NAME (<arg_key>KEY</arg_key> <arg_value>VALUE</arg_value>)*, blanks between the tags;
 //                the value is everything between its tags
+//   Mistral:     one element of the array, {"name": string, "arguments": object|string, "id": …}, or
+//                NAME[ARGS]{…} / NAME[CALL_ID]ID[ARGS]{…}
 // Arguments given as a string must hold a JSON object; it is returned as written.
 // The XML formats type each value by `types` (null: every value a string);
 // their arguments come out in the order written (a repeated key: the last value).

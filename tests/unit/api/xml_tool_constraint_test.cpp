@@ -225,5 +225,42 @@ TEST(XmlToolConstraint, RawTextNeverHoldsTheClosingTags) {
   }
 }
 
+// Mistral's forced calls: the older templates' [TOOL_CALLS][{…}] and v11's [TOOL_CALLS]NAME[ARGS]{…},
+// each parsed back into one call whose arguments satisfy the tool's schema.
+TEST(ForcedToolCalls, MistralBothForms) {
+  const text::Tokenizer* tok = qwen3_tokenizer();
+  if (!tok) GTEST_SKIP() << "assets/npm/tokenizer-qwen3 missing (scripts/fetch_assets.sh)";
+  const auto vocab = grammar::VocabIndex::for_tokenizer(*tok);
+  for (const std::string chat_template : {std::string(R"({{ "[TOOL_CALLS][" }})"),
+                                          std::string(R"({{ "[TOOL_CALLS]" + name + "[ARGS]" }})")}) {
+    SCOPED_TRACE(chat_template);
+    auto compiled = std::make_shared<const grammar::CompiledGrammar>(
+        tool_call_grammar(ToolCallFormat::Mistral, chat_template, tools(), "", ReasoningPrefix{}, nullptr));
+    std::set<std::string> names;
+    for (int i = 0; i < 6; ++i) {
+      grammar::GrammarConstraint constraint(compiled, vocab);
+      const std::string out = random_walk(*tok, constraint, 500 + uint64_t(i), 160);
+      SCOPED_TRACE(out);
+      EXPECT_EQ(out.rfind("[TOOL_CALLS]", 0), 0u);
+      EXPECT_EQ(out.find("[ARGS]") != std::string::npos, chat_template.find("[ARGS]") != std::string::npos);
+      text::OutputParserOptions options;
+      options.parse_tool_calls = true;
+      options.tool_call_format = ToolCallFormat::Mistral;
+      text::OutputParser parser(options);
+      text::OutputDelta d = parser.push(out);
+      d.append(parser.finish());
+      EXPECT_EQ(d.content, "");
+      ASSERT_EQ(d.tool_calls.size(), 1u);
+      EXPECT_TRUE(text::is_mistral_call_id(d.tool_calls[0].id));
+      const ordered_json& schema = schema_of(d.tool_calls[0].name);
+      ASSERT_FALSE(schema.is_null()) << d.tool_calls[0].name;
+      std::string why;
+      EXPECT_TRUE(valid(ordered_json::parse(d.tool_calls[0].arguments_json), schema, schema, &why)) << why;
+      names.insert(d.tool_calls[0].name);
+    }
+    EXPECT_GT(names.size(), 1u) << "the walks should reach several tools";
+  }
+}
+
 }  // namespace
 }  // namespace llmesh::api

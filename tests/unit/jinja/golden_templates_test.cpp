@@ -2,6 +2,8 @@
 // Goldens: tests/golden/templates/<family>.{jinja,jsonl}, made by tools/gen_template_goldens.py.
 #include <gtest/gtest.h>
 
+#include "text/tool_call_format.h"
+
 #include "core/error.h"
 #include "golden_test_util.h"
 #include "text/chat_template.h"
@@ -100,6 +102,27 @@ TEST(ChatTemplateTest, RaiseExceptionBecomesErrorWithMessage) {
     EXPECT_NE(message.find("conversation roles must alternate"), std::string::npos) << message;
     EXPECT_EQ(message.rfind("chat_template line ", 0), 0u) << message;
   }
+}
+
+// Mistral's template takes back only 9-alphanumeric tool call ids; agents' ids (call_…, toolu_…)
+// are mapped to stable ones before rendering, so a tool turn renders, the same way every time.
+TEST(ChatTemplateTest, MistralToolCallIdsAreMadeAcceptable) {
+  ChatTemplate mistral(read_text_file(golden_path("mistral_nemo.jinja")), "<s>", "</s>");
+  nlohmann::ordered_json messages = nlohmann::ordered_json::parse(R"([
+    {"role": "user", "content": "list files"},
+    {"role": "assistant", "content": null, "tool_calls": [{"id": "toolu_01ABCDEFGHIJ", "type": "function",
+      "function": {"name": "ls", "arguments": {"path": "."}}}]},
+    {"role": "tool", "tool_call_id": "toolu_01ABCDEFGHIJ", "content": "a.txt"}])");
+  const nlohmann::ordered_json tools = nlohmann::ordered_json::array();
+  EXPECT_THROW(mistral.render(messages, tools, ChatTemplateOptions{}), Error);
+  EXPECT_TRUE(text::use_mistral_call_ids(messages));
+  const std::string id = text::mistral_call_id("toolu_01ABCDEFGHIJ");
+  EXPECT_EQ(messages[1]["tool_calls"][0]["id"], id);
+  EXPECT_EQ(messages[2]["tool_call_id"], id);
+  const std::string rendered = mistral.render(messages, tools, ChatTemplateOptions{});
+  EXPECT_NE(rendered.find("[TOOL_CALLS][{\"name\": \"ls\""), std::string::npos) << rendered;
+  EXPECT_NE(rendered.find(id), std::string::npos) << rendered;
+  EXPECT_FALSE(text::use_mistral_call_ids(messages));  // already acceptable: nothing changes
 }
 
 }  // namespace

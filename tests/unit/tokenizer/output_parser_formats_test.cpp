@@ -219,6 +219,55 @@ TEST(OutputParserHermes, FormatNoneParsesNoCalls) {
   EXPECT_EQ(d.content, text);
 }
 
+// ---- Mistral ----------------------------------------------------------------------
+
+const std::string kToolCalls = "[TOOL_CALLS]";
+
+TEST(OutputParserMistral, ParsesTheV3ArrayKeepingNineCharacterIds) {
+  const std::string text = "Checking. " + kToolCalls +
+                           R"([{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "a1B2c3D4e"}, )"
+                           R"({"name": "now", "arguments": {}, "id": "not-nine-chars"}])";
+  const OutputDelta out = feed_bytes(tool_options(ToolCallFormat::Mistral), text);
+  EXPECT_EQ(out.content, "Checking. ");
+  ASSERT_EQ(out.tool_calls.size(), 2u);
+  EXPECT_EQ(out.tool_calls[0].name, "get_weather");
+  EXPECT_EQ(args_of(out.tool_calls[0]), nlohmann::json({{"city", "Paris"}}));
+  EXPECT_EQ(out.tool_calls[0].id, "a1B2c3D4e");  // the model's own id goes back to it
+  EXPECT_EQ(out.tool_calls[1].name, "now");
+  EXPECT_TRUE(text::is_mistral_call_id(out.tool_calls[1].id)) << out.tool_calls[1].id;
+}
+
+TEST(OutputParserMistral, ParsesV11CallsEachAfterItsMarker) {
+  const std::string text = kToolCalls + R"(get_weather[ARGS]{"city": "Zürich"})" + kToolCalls +
+                           R"(run[CALL_ID]Zz9Yy8Xx7[ARGS]{"cmd": "ls [a-z]*"})";
+  const OutputDelta out = feed_bytes(tool_options(ToolCallFormat::Mistral), text);
+  EXPECT_EQ(out.content, "");
+  ASSERT_EQ(out.tool_calls.size(), 2u);
+  EXPECT_EQ(out.tool_calls[0].name, "get_weather");
+  EXPECT_EQ(args_of(out.tool_calls[0]), nlohmann::json({{"city", "Zürich"}}));
+  EXPECT_EQ(out.tool_calls[1].name, "run");
+  EXPECT_EQ(out.tool_calls[1].id, "Zz9Yy8Xx7");
+  EXPECT_EQ(args_of(out.tool_calls[1]), nlohmann::json({{"cmd", "ls [a-z]*"}}));
+}
+
+TEST(OutputParserMistral, WhatIsNotACallStaysText) {
+  for (const std::string& text : {kToolCalls + "[1, 2, 3]", kToolCalls + R"([{"name": "f", "arguments": {"x": 1})",
+                                  kToolCalls + "just words, then {\"a\": 1}", kToolCalls + R"(f[ARGS]{"x": )"}) {
+    const OutputDelta out = feed_bytes(tool_options(ToolCallFormat::Mistral), text);
+    EXPECT_TRUE(out.tool_calls.empty()) << text;
+    EXPECT_EQ(out.content, text);
+  }
+}
+
+TEST(OutputParserMistral, DetectedFromTheTemplateWithStableIds) {
+  EXPECT_EQ(text::detect_tool_call_format(R"({{- "[TOOL_CALLS][" }}{{ tool_call.function|tojson }})"),
+            ToolCallFormat::Mistral);
+  EXPECT_EQ(text::mistral_call_id("call_abcdefghijklmnopqrstuvwx"), text::mistral_call_id("call_abcdefghijklmnopqrstuvwx"));
+  EXPECT_NE(text::mistral_call_id("toolu_01"), text::mistral_call_id("toolu_02"));
+  EXPECT_TRUE(text::is_mistral_call_id(text::mistral_call_id("toolu_01")));
+  EXPECT_EQ(text::mistral_call_id("abcDEF123"), "abcDEF123");
+}
+
 TEST(OutputParser, MarkersNameWhatTheParserActsOn) {
   OutputParserOptions options = tool_options(ToolCallFormat::DeepSeekV3);
   options.parse_reasoning = true;
@@ -286,6 +335,12 @@ std::vector<PropertyCase> property_cases() {
       {ToolCallFormat::Llama3Json, false, "{\"answer\": 42} <|python_tag|>", 0},
       {ToolCallFormat::Llama3Json, false, "Plain answer {\"name\": \"a\", \"parameters\": {}}", 0},
       {ToolCallFormat::Llama3Json, false, "\n\n{\"name\": \"a\", \"parameters\": {\"unterminated\": [1, 2", 0},
+      {ToolCallFormat::Mistral, false,
+       "<think>p</think>Ok " + kToolCalls + "[{\"name\": \"a\", \"arguments\": {\"s\": \"]}[\"}}, {\"name\": \"b\", "
+       "\"arguments\": {}}] after [TOOL",
+       2},
+      {ToolCallFormat::Mistral, false, kToolCalls + "a[ARGS]{\"x\": [1]}" + kToolCalls + "b[ARGS]{}", 2},
+      {ToolCallFormat::Mistral, false, "x " + kToolCalls + "[{\"name\": 3}] y", 0},
   };
 }
 
@@ -316,6 +371,7 @@ TEST(OutputParserProperty, EmitsAsSoonAsCertain) {
       {ToolCallFormat::DeepSeekV3,
        {"Hello ", kDsCallsBegin + kDsCallBegin + "f" + kDsSep + "{}", kDsCallEnd, kDsCallBegin}},
       {ToolCallFormat::Llama3Json, {"{\"name\": \"f\", \"parameters\": ", "{}}", "; {\"name\""}},
+      {ToolCallFormat::Mistral, {"Hello ", kToolCalls + "f[ARGS]{\"a\": ", "1}", kToolCalls + "g"}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(to_string(c.format));
