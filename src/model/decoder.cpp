@@ -53,6 +53,12 @@ DecoderLayer DecoderModel::make_layer(const WeightStore& weights, int64_t layer,
   return l;
 }
 
+std::unique_ptr<FeedForward> DecoderModel::make_ffn(const WeightStore& weights, int64_t layer) const {
+  if (config_.is_moe_layer(layer)) return std::make_unique<MoeFfn>(config_, weights, layer, shard_);
+  return std::make_unique<DenseFfn>(weights, "blk." + std::to_string(layer) + ".ffn_{}", config_.hidden_size,
+                                    config_.intermediate_size, shard_);
+}
+
 std::unique_ptr<Workspace> DecoderModel::make_workspace(const StepShape& max_step) const {
   return std::make_unique<Workspace>(*backend_, dims_, max_step);
 }

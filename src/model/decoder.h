@@ -44,6 +44,9 @@ class DecoderModel : public Model {
   // shard's part) with the standard weights and options from the config.
   DecoderLayer make_layer(const WeightStore& weights, int64_t layer, std::unique_ptr<FeedForward> ffn,
                           std::unique_ptr<AttentionBlock> attention = nullptr) const;
+  // Layer i's FFN as the config says (this shard's part): a mixture of experts where
+  // config().is_moe_layer(i), else a dense SwiGLU of intermediate_size.
+  std::unique_ptr<FeedForward> make_ffn(const WeightStore& weights, int64_t layer) const;
   // RoPE frequencies over config().rope_dim(), for the attention blocks.
   const std::vector<float>& inv_freq() const { return inv_freq_; }
   void add_layer(DecoderLayer layer) { layers_.push_back(std::move(layer)); }

@@ -17,15 +17,8 @@ std::unique_ptr<Model> create_deepseek2(const ModelFiles& files, std::shared_ptr
   const ModelConfig& config = files.config;
   auto model = std::make_unique<DecoderModel>(config, files.weights, std::move(backend), shard);
   for (int64_t i = shard.layer_begin; i < shard.end_layer(config.num_layers); ++i) {
-    std::unique_ptr<FeedForward> ffn;
-    if (config.is_moe_layer(i)) {
-      ffn = std::make_unique<MoeFfn>(model->config(), files.weights, i, shard);
-    } else {
-      ffn = std::make_unique<DenseFfn>(files.weights, "blk." + std::to_string(i) + ".ffn_{}", config.hidden_size,
-                                       config.intermediate_size, shard);
-    }
     auto attention = std::make_unique<MlaAttention>(model->config(), files.weights, i, model->inv_freq(), shard);
-    model->add_layer(model->make_layer(files.weights, i, std::move(ffn), std::move(attention)));
+    model->add_layer(model->make_layer(files.weights, i, model->make_ffn(files.weights, i), std::move(attention)));
   }
   return model;
 }

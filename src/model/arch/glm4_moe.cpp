@@ -18,16 +18,8 @@ std::unique_ptr<Model> create_glm4_moe(const ModelFiles& files, std::shared_ptr<
   check(config.is_moe() && config.router_gating == RouterGating::Sigmoid,
         "glm4moe needs a mixture of experts with a sigmoid router");
   auto model = std::make_unique<DecoderModel>(config, files.weights, std::move(backend), shard);
-  for (int64_t i = shard.layer_begin; i < shard.end_layer(config.num_layers); ++i) {
-    std::unique_ptr<FeedForward> ffn;
-    if (config.is_moe_layer(i)) {
-      ffn = std::make_unique<MoeFfn>(model->config(), files.weights, i, shard);
-    } else {
-      ffn = std::make_unique<DenseFfn>(files.weights, "blk." + std::to_string(i) + ".ffn_{}", config.hidden_size,
-                                       config.intermediate_size, shard);
-    }
-    model->add_layer(model->make_layer(files.weights, i, std::move(ffn)));
-  }
+  for (int64_t i = shard.layer_begin; i < shard.end_layer(config.num_layers); ++i)
+    model->add_layer(model->make_layer(files.weights, i, model->make_ffn(files.weights, i)));
   return model;
 }
 

@@ -17,15 +17,7 @@ namespace {
 using model::ModelConfig;
 using Json = nlohmann::json;
 
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 // DeepSeek V3's config.json at tiny size (the keys and null q_lora_rank as the real files write them).
 Json deepseek_v3_config() {

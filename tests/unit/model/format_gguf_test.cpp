@@ -36,16 +36,7 @@ using test::TinySpec;
 
 GgufFile parse(const std::vector<uint8_t>& bytes) { return GgufFile::parse(bytes.data(), bytes.size(), "test.gguf"); }
 
-// Runs `f` and returns the Error message ("" when nothing was thrown).
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 float first_f32(const Tensor& t) {
   float v;

@@ -39,15 +39,7 @@ using test::SafetensorsWriter;
 using test::TinySpec;
 using Json = nlohmann::json;
 
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 SafetensorsFile parse(const std::vector<uint8_t>& bytes) {
   return SafetensorsFile::parse(bytes.data(), bytes.size(), "w.safetensors");

@@ -14,7 +14,20 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
+
 namespace llmesh::test {
+
+// Runs `f` and returns the llmesh::Error message ("" when nothing was thrown).
+template <typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
 
 // GGUF value type ids and ggml tensor type ids (from the GGUF spec).
 enum : uint32_t { kU8 = 0, kI8, kU16, kI16, kU32, kI32, kF32, kBool, kString, kArray, kU64, kI64, kF64 };
