@@ -208,15 +208,32 @@ def check_glm4_moe_blocks():
            "router: the correction bias picks expert 7; its weight is its plain sigmoid")
 
 
-def check_mla_blocks():
-    """DeepSeek V3's latent attention on random inputs: its YaRN over the rope dims, and the
+def check_softmax_router():
+    """DeepSeek V2's router (scoring_func softmax, topk_method greedy) on hand-made logits."""
+    print("deepseek2-lite router")
+    spec = model_spec.TINY_MODELS["tiny-deepseek2-lite"]
+    model = forward.Transformer(spec, {"model.embed_tokens.weight": np.zeros((1, 1)), "lm_head.weight": np.zeros((1, 1))})
+    expect(not spec.sigmoid_router and not spec.norm_topk_prob and spec.routed_scaling_factor == 1.5
+           and spec.n_group == 1, "V2-Lite: softmax scores, no groups, top-k not renormalized, routed scaling 1.5")
+    logits = np.array([0.5, 2.0, -1.0, 2.0, 1.0, -3.0, 0.0, 1.9])
+    p = np.exp(logits) / np.exp(logits).sum()
+    chosen, w = model.route_softmax(logits)
+    expect(list(chosen) == [1, 3] and np.allclose(w, 1.5 * p[[1, 3]]) and abs(w.sum() - 1.5 * p[[1, 3]].sum()) < 1e-15,
+           "router: softmax over all 8 experts, top-2 (a tie goes to the lower id), weights = p * 1.5, not renormalized")
+    chosen, _ = model.route_softmax(logits - 100.0)
+    expect(list(chosen) == [1, 3], "router: the choice depends only on logit differences")
+
+
+def check_mla_blocks(name):
+    """DeepSeek V3's / V2-Lite's latent attention on random inputs: its YaRN over the rope dims, and the
     identity an engine relies on to attend over the cached latent c without decompressing
     keys and values per head: with W_UK_h / W_UV_h the key / value rows of head h in kv_b_proj,
       q_nope_h . (W_UK_h c_s) = (W_UK_h^T q_nope_h) . c_s     sum_s p_s W_UV_h c_s = W_UV_h (sum_s p_s c_s)
     computed here with the GGUF tensors (attn_k_b = W_UK_h^T per head, attn_v_b = W_UV_h)."""
     import dataclasses
-    print("deepseek3 blocks")
-    spec = dataclasses.replace(model_spec.TINY_MODELS["tiny-deepseek3"], seed=77)
+    print(f"{name} blocks")
+    spec = dataclasses.replace(model_spec.TINY_MODELS[name], seed=77)
+    mscale_all_dim = spec.rope_scaling["mscale_all_dim"]
     w = {info.name: weights.generate_tensor(spec, info, 0) for info in weights.tensor_infos(spec)
          if info.name.startswith("model.layers.0.self_attn.")}
     model = forward.Transformer(spec, {**w, "model.embed_tokens.weight": np.zeros((1, 1)),
@@ -225,8 +242,10 @@ def check_mla_blocks():
     expect(len(model.inv_freq) == 16 and np.all(share[:6] == 0) and np.allclose(share[12:], 1)
            and np.all((share[6:12] > 0) & (share[6:12] < 1)),
            "YaRN over the 16 rope pairs: 0-5 kept, 6-11 ramped, 12-15 divided by the factor")
-    expect(model.rope_magnitude == 1.0 and np.isclose(rope.mla_softmax_scale(spec), (0.1 * np.log(4) + 1) ** 2 / 8),
-           "YaRN: cos/sin factor mscale/mscale_all_dim = 1; softmax scale (0.1 ln 4 + 1)^2 / sqrt(64)")
+    expect(model.rope_magnitude == 1.0
+           and np.isclose(rope.mla_softmax_scale(spec), (0.1 * mscale_all_dim * np.log(4) + 1) ** 2 / 8),
+           f"YaRN: cos/sin factor mscale/mscale_all_dim = 1; softmax scale "
+           f"(0.1 * {mscale_all_dim} ln 4 + 1)^2 / sqrt(64)")
 
     rng = np.random.default_rng(12)
     # transformers' DeepSeek V3 de-interleaves the rope dims (0, 2, 4, .., 1, 3, ..) of q and k,
@@ -248,7 +267,12 @@ def check_mla_blocks():
            "MLA caches only the latent c (kv_lora_rank) and the shared roped k_pe per position")
 
     p, eps, nope, lora = "model.layers.0.self_attn.", spec.rms_norm_eps, spec.qk_nope_head_dim, spec.kv_lora_rank
-    q = forward.rms_norm(x @ w[p + "q_a_proj.weight"].T, w[p + "q_a_layernorm.weight"], eps) @ w[p + "q_b_proj.weight"].T
+    if spec.q_lora_rank:
+        q = forward.rms_norm(x @ w[p + "q_a_proj.weight"].T, w[p + "q_a_layernorm.weight"], eps) @ w[p + "q_b_proj.weight"].T
+    else:   # V2-Lite: one q_proj, no bottleneck
+        expect(p + "q_a_proj.weight" not in w and w[p + "q_proj.weight"].shape == (4 * 64, 64),
+               "q_lora_rank None: queries from one q_proj [heads * (nope + rope), hidden]")
+        q = x @ w[p + "q_proj.weight"].T
     q = q.reshape(9, spec.num_heads, -1)
     q_pe = rope.apply_rope_interleaved(q[..., nope:], positions, model.inv_freq)
     kv_a = x @ w[p + "kv_a_proj_with_mqa.weight"].T
@@ -260,7 +284,7 @@ def check_mla_blocks():
     scores = np.where(np.arange(109)[None, None, :] > positions[None, :, None], -np.inf, scores)
     context = np.einsum("hts,sl->thl", forward.softmax(scores), c)             # attention over the latent
     absorbed = np.einsum("hvl,thl->thv", v_b, context).reshape(9, -1) @ w[p + "o_proj.weight"].T
-    expect(max_rel(absorbed, naive) < 1e-12, f"absorbed MLA (k_b into q, v_b after attending over c) == naive "
+    expect(max_rel(absorbed, naive) < 1e-12, f"{'q_proj, ' if not spec.q_lora_rank else ''}absorbed MLA (k_b into q, v_b after attending over c) == naive "
            f"per-head decompression, through the cache (rel {max_rel(absorbed, naive):.1e})")
     expect(np.array_equal(gguf_layout.join_kv_b(k_b, v_b), w[p + "kv_b_proj.weight"]) and k_b.shape == (4, 64, 32)
            and v_b.shape == (4, 32, 64), "kv_b_proj -> attn_k_b [H, kv_lora, nope], attn_v_b [H, v, kv_lora] -> back")
@@ -281,18 +305,27 @@ def expected_gguf_metadata(spec):
     arch = spec.gguf_architecture
     if not spec.is_mla:
         return {f"{arch}.attention.key_length": spec.head_dim, f"{arch}.attention.head_count_kv": spec.num_kv_heads}
-    expected = {f"{arch}.attention.head_count_kv": 1,
-                f"{arch}.attention.key_length": spec.kv_lora_rank + spec.qk_rope_head_dim,
-                f"{arch}.attention.value_length": spec.kv_lora_rank,
-                f"{arch}.attention.key_length_mla": spec.qk_nope_head_dim + spec.qk_rope_head_dim,
-                f"{arch}.attention.value_length_mla": spec.v_head_dim,
-                f"{arch}.attention.kv_lora_rank": spec.kv_lora_rank,
-                f"{arch}.rope.dimension_count": spec.qk_rope_head_dim,
-                f"{arch}.expert_gating_func": 2,
-                "tokenizer.ggml.pre": gguf_layout.GGUF_PRE_TOKENIZER[spec.tokenizer],
-                "tokenizer.ggml.add_bos_token": spec.add_bos_token}
-    if spec.q_lora_rank:
-        expected[f"{arch}.attention.q_lora_rank"] = spec.q_lora_rank
+    if spec.gguf_kv_b:   # llama.cpp's older layout: per-head lengths, no *_mla keys (None: absent)
+        expected = {f"{arch}.attention.head_count_kv": spec.num_heads,
+                    f"{arch}.attention.key_length": spec.qk_nope_head_dim + spec.qk_rope_head_dim,
+                    f"{arch}.attention.value_length": spec.v_head_dim,
+                    f"{arch}.attention.key_length_mla": None, f"{arch}.attention.value_length_mla": None}
+    else:
+        expected = {f"{arch}.attention.head_count_kv": 1,
+                    f"{arch}.attention.key_length": spec.kv_lora_rank + spec.qk_rope_head_dim,
+                    f"{arch}.attention.value_length": spec.kv_lora_rank,
+                    f"{arch}.attention.key_length_mla": spec.qk_nope_head_dim + spec.qk_rope_head_dim,
+                    f"{arch}.attention.value_length_mla": spec.v_head_dim}
+    expected.update({f"{arch}.attention.kv_lora_rank": spec.kv_lora_rank,
+                     f"{arch}.attention.q_lora_rank": spec.q_lora_rank or None,
+                     f"{arch}.rope.dimension_count": spec.qk_rope_head_dim,
+                     f"{arch}.expert_gating_func": 2 if spec.sigmoid_router else 1,
+                     f"{arch}.expert_weights_scale": spec.routed_scaling_factor,
+                     f"{arch}.expert_shared_count": spec.n_shared_experts,
+                     f"{arch}.rope.scaling.yarn_log_multiplier":
+                         float(np.float32(0.1 * spec.rope_scaling["mscale_all_dim"])),
+                     "tokenizer.ggml.pre": gguf_layout.GGUF_PRE_TOKENIZER[spec.tokenizer],
+                     "tokenizer.ggml.add_bos_token": spec.add_bos_token})
     return expected
 
 
@@ -324,7 +357,14 @@ def check_model_files(models_dir, spec, hf_weights, reference):
                                                       rope.mla_softmax_scale(spec), rtol=1e-12, atol=0))
                    and meta[f"{spec.gguf_architecture}.context_length"] == spec.max_position_embeddings
                    and loaded_spec.is_moe == spec.is_moe
-                   and loaded_spec.tie_word_embeddings == spec.tie_word_embeddings,
+                   and loaded_spec.tie_word_embeddings == spec.tie_word_embeddings
+                   and loaded_spec.gguf_kv_b == spec.gguf_kv_b
+                   and (not spec.is_mla or (loaded_spec.hf_model_type, loaded_spec.hf_architecture)
+                        == (spec.hf_model_type, spec.hf_architecture))
+                   and sum(n.endswith(".attn_kv_b.weight") for n in gguf.tensor_infos)
+                   == (spec.num_layers if spec.is_mla and spec.gguf_kv_b else 0)
+                   and sum(n.endswith((".attn_k_b.weight", ".attn_v_b.weight")) for n in gguf.tensor_infos)
+                   == (2 * spec.num_layers if spec.is_mla and not spec.gguf_kv_b else 0),
                    f"{variant.key}: metadata ({', '.join(k.split('.', 1)[1] for k in arch_keys)}, "
                    "RoPE frequencies and scales as the model's)")
             tokens, types = meta["tokenizer.ggml.tokens"], meta["tokenizer.ggml.token_type"]
@@ -373,7 +413,8 @@ def check_forward(models_dir, spec, hf_weights, reference):
     gguf_model = forward.Transformer(gspec, gweights, rope_style=rope_style, inv_freq=inv_freq)
     logits = gguf_model.forward(sequence, forward.KVCache(spec.num_layers), all_logits=True)
     layout = {"llama": "permuted q/k, interleaved RoPE, rope_freqs",
-              "deepseek2": "attn_k_b / attn_v_b, MLA dims and YaRN from the metadata"}.get(spec.gguf_architecture, "")
+              "deepseek2": ("attn_kv_b" if spec.gguf_kv_b else "attn_k_b / attn_v_b")
+              + ", MLA dims and YaRN from the metadata"}.get(spec.gguf_architecture, "")
     expect((rope_style == "interleaved") == (spec.gguf_architecture == "llama") and max_rel(logits, full) < 1e-6,
            f"f32 GGUF ({layout or 'names, metadata'}) == HF layout (rel {max_rel(logits, full):.1e})")
     all_greedy = [i for v in reference["variants"].values() for p in v["prompts"] for i in p["greedy_ids"]]
@@ -421,7 +462,9 @@ def main():
     check_golden_rules()
     check_rope()
     check_glm4_moe_blocks()
-    check_mla_blocks()
+    check_mla_blocks("tiny-deepseek3")
+    check_mla_blocks("tiny-deepseek2-lite")
+    check_softmax_router()
     version = gen_models.generator_version()
     for name in names:
         spec = model_spec.TINY_MODELS[name]

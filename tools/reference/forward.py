@@ -1,5 +1,5 @@
 """Straight numpy forward pass (float64) of Llama 3 / Qwen2 / Qwen3 / Qwen3-MoE /
-GLM-4.5 (glm4_moe) / DeepSeek V3 (deepseek_v3) decoder-only models over HF-layout weights.
+GLM-4.5 (glm4_moe) / DeepSeek V2 (deepseek_v2) / DeepSeek V3 (deepseek_v3) decoder-only models over HF-layout weights.
 
 Per layer: h += o_proj(attention(rope(q), rope(k), v)) on rmsnorm(h);
            h += mlp(rmsnorm(h)), mlp = SwiGLU or a top-k mixture of SwiGLU experts.
@@ -28,6 +28,11 @@ in the naive form (keys and values decompressed per head):
   The cache holds what MLA caches: c and the roped k_pe per position. The q_a / kv_a norms
   take rms_norm_eps (DeepSeek's code leaves them at its default 1e-6, as the tiny model's is).
   MoE as GLM-4.5 (sigmoid scores, correction bias, group-limited top-k, routed scaling).
+
+DeepSeek V2 (deepseek_v2; V2-Lite's variant): the same MLA, q from q_proj when q_lora_rank is None;
+  MoE router scoring_func "softmax", topk_method "greedy": p = softmax over all routed experts'
+  logits, the top-k p win (ties to the lower id), weights = those p (renormalized only when
+  norm_topk_prob) * routed_scaling_factor; no correction bias, no groups; shared experts as above.
 
 `round_activations` (optional) is applied to every matmul input, to estimate how
 much an engine that rounds or quantizes activations moves the logits.
@@ -198,33 +203,37 @@ class Transformer:
             weights = weights / (np.sum(weights) + 1e-20)
         return chosen, weights * spec.routed_scaling_factor
 
+    def route_softmax(self, logits):
+        """One token's softmax routing (Qwen3-MoE, DeepSeek V2's topk_method "greedy") ->
+        (experts, weights), best first: p = softmax over all experts' logits, the top-k p (ties
+        to the lower id), / their sum when norm_topk_prob, * routed_scaling_factor (1 but for
+        DeepSeek V2). Records the k-th minus (k+1)-th router logit (p has the same order)."""
+        spec = self.spec
+        probs = softmax(logits)
+        k = spec.num_experts_per_tok
+        order = np.argsort(-logits, kind="stable")
+        chosen = order[:k]
+        if k < spec.num_experts:
+            self.min_router_margin = min(self.min_router_margin, logits[order[k - 1]] - logits[order[k]])
+        weights = probs[chosen]
+        if spec.norm_topk_prob:
+            weights = weights / np.sum(weights)
+        return chosen, weights * spec.routed_scaling_factor
+
     def moe(self, layer, x):
         spec, p = self.spec, f"model.layers.{layer}.mlp."
         router_logits = self.linear(x, p + "gate.weight")        # [T, experts]
-        if spec.sigmoid_router:
-            out = np.zeros_like(x)
-            bias = self.w.get(p + "gate.e_score_correction_bias", np.zeros(spec.num_experts))
-            for t in range(x.shape[0]):
-                chosen, weights = self.route_sigmoid(router_logits[t], bias)
-                for expert, weight in zip(chosen, weights):
-                    out[t] += weight * self.swiglu(x[t:t + 1], f"{p}experts.{expert}.")[0]
-            if spec.n_shared_experts:
-                out = out + self.swiglu(x, p + "shared_experts.")
-            return out
-        probs = softmax(router_logits)
+        bias = self.w.get(p + "gate.e_score_correction_bias", np.zeros(spec.num_experts))
         out = np.zeros_like(x)
-        k = spec.num_experts_per_tok
         for t in range(x.shape[0]):
-            order = np.argsort(-router_logits[t], kind="stable")
-            chosen = order[:k]
-            if k < spec.num_experts:
-                margin = router_logits[t, order[k - 1]] - router_logits[t, order[k]]
-                self.min_router_margin = min(self.min_router_margin, margin)
-            weights = probs[t, chosen]
-            if spec.norm_topk_prob:
-                weights = weights / np.sum(weights)
+            if spec.sigmoid_router:
+                chosen, weights = self.route_sigmoid(router_logits[t], bias)
+            else:
+                chosen, weights = self.route_softmax(router_logits[t])
             for expert, weight in zip(chosen, weights):
                 out[t] += weight * self.swiglu(x[t:t + 1], f"{p}experts.{expert}.")[0]
+        if spec.n_shared_experts:   # one SwiGLU of moe_intermediate_size * n_shared_experts
+            out = out + self.swiglu(x, p + "shared_experts.")
         return out
 
     def forward(self, token_ids, cache, all_logits=False):

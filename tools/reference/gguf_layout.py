@@ -1,6 +1,7 @@
 """How an HF checkpoint maps onto a llama.cpp-style GGUF file: tensor names,
 the Llama q/k row permutation, stacked MoE experts, DeepSeek's kv_b_proj split
-into attn_k_b / attn_v_b, metadata and the tokenizer vocabulary."""
+into attn_k_b / attn_v_b (or kept whole as attn_kv_b, llama.cpp's older deepseek2 layout),
+metadata and the tokenizer vocabulary."""
 import numpy as np
 
 from . import rope
@@ -28,7 +29,8 @@ _LAYER_NAMES = {
     "mlp.shared_experts.gate_proj.weight": "ffn_gate_shexp.weight",
     "mlp.shared_experts.up_proj.weight": "ffn_up_shexp.weight",
     "mlp.shared_experts.down_proj.weight": "ffn_down_shexp.weight",
-    # DeepSeek V3's latent attention (kv_b_proj is split: split_kv_b)
+    # DeepSeek's latent attention (kv_b_proj is split, split_kv_b, unless spec.gguf_kv_b)
+    "self_attn.kv_b_proj.weight": "attn_kv_b.weight",
     "self_attn.q_a_proj.weight": "attn_q_a.weight",
     "self_attn.q_a_layernorm.weight": "attn_q_a_norm.weight",
     "self_attn.q_b_proj.weight": "attn_q_b.weight",
@@ -133,7 +135,7 @@ def tensor_plan(spec, hf_infos, get_hf_chunks):
             plan.append(GGUFTensorPlan(f"blk.{layer}.{_EXPERT_PROJECTIONS[projection]}", shape, True,
                                        lambda names=names: [np.stack([whole(n) for n in names])]))
             continue
-        if name.endswith("self_attn.kv_b_proj.weight"):
+        if name.endswith("self_attn.kv_b_proj.weight") and not spec.gguf_kv_b:
             layer = name.split(".")[2]
             k_b_shape = (spec.num_heads, spec.kv_lora_rank, spec.qk_nope_head_dim)
             v_b_shape = (spec.num_heads, spec.v_head_dim, spec.kv_lora_rank)
@@ -159,7 +161,8 @@ def tensor_plan(spec, hf_infos, get_hf_chunks):
 
 def hf_from_gguf(spec, gguf_tensors, unpermute=True):
     """Inverse mapping: GGUF name -> array  =>  HF name -> array (unstacked; Llama q/k
-    rows un-permuted unless unpermute=False; DeepSeek's attn_k_b / attn_v_b joined into kv_b_proj)."""
+    rows un-permuted unless unpermute=False; DeepSeek's attn_k_b / attn_v_b joined into kv_b_proj,
+    an older file's attn_kv_b taken as it is)."""
     inverse_global = {v: k for k, v in _GLOBAL_NAMES.items()}
     inverse_layer = {v: k for k, v in _LAYER_NAMES.items()}
     inverse_layer.update({v: k for k, v in _ARCH_LAYER_NAMES.get(spec.gguf_architecture, {}).items()})
@@ -201,7 +204,16 @@ def add_model_metadata(writer, spec, dtype_name, file_type):
     writer.add_u32(f"{arch}.block_count", spec.num_layers + spec.num_nextn_predict_layers)
     writer.add_u32(f"{arch}.feed_forward_length", spec.intermediate_size)
     writer.add_u32(f"{arch}.attention.head_count", spec.num_heads)
-    if spec.is_mla:
+    if spec.is_mla and spec.gguf_kv_b:
+        # llama.cpp's older deepseek2 layout (one attn_kv_b): the per-head sizes after
+        # decompression, as for multi-head attention; no *_mla keys
+        writer.add_u32(f"{arch}.attention.head_count_kv", spec.num_heads)
+        writer.add_u32(f"{arch}.attention.key_length", spec.qk_nope_head_dim + spec.qk_rope_head_dim)
+        writer.add_u32(f"{arch}.attention.value_length", spec.v_head_dim)
+        if spec.q_lora_rank:
+            writer.add_u32(f"{arch}.attention.q_lora_rank", spec.q_lora_rank)
+        writer.add_u32(f"{arch}.attention.kv_lora_rank", spec.kv_lora_rank)
+    elif spec.is_mla:
         # llama.cpp's MLA layout: one KV "head" (the latent c and k_pe, as cached) of
         # key_length = kv_lora + rope, value_length = kv_lora; the per-head dims after
         # decompression in the *_mla keys
@@ -241,7 +253,8 @@ def add_model_metadata(writer, spec, dtype_name, file_type):
         writer.add_u32(f"{arch}.expert_shared_count", spec.n_shared_experts)
         writer.add_u32(f"{arch}.leading_dense_block_count", spec.first_k_dense_replace)
         writer.add_f32(f"{arch}.expert_weights_scale", spec.routed_scaling_factor)
-        writer.add_u32(f"{arch}.expert_gating_func", 2)   # llama.cpp's LLAMA_EXPERT_GATING_FUNC_TYPE_SIGMOID
+        # llama.cpp's LLAMA_EXPERT_GATING_FUNC_TYPE_SOFTMAX (1) / _SIGMOID (2)
+        writer.add_u32(f"{arch}.expert_gating_func", 2 if spec.sigmoid_router else 1)
         writer.add_u32(f"{arch}.expert_group_count", spec.n_group)
         writer.add_u32(f"{arch}.expert_group_used_count", spec.topk_group)
     if arch == "glm4moe":

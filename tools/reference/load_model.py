@@ -12,15 +12,22 @@ _HF_ARCH = {"llama": ("LlamaForCausalLM", "llama"), "qwen2": ("Qwen2ForCausalLM"
             "qwen3": ("Qwen3ForCausalLM", "qwen3"), "qwen3moe": ("Qwen3MoeForCausalLM", "qwen3_moe"),
             "glm4moe": ("Glm4MoeForCausalLM", "glm4_moe"),
             "deepseek2": ("DeepseekV3ForCausalLM", "deepseek_v3")}
-_TOKENIZER_BY_MODEL_TYPE = {"llama": "llama3", "deepseek_v3": "deepseek_v3"}   # others: qwen3
+# deepseek2 files of DeepSeek V2 (softmax router, expert_gating_func 1 or absent) and V3 (sigmoid, 2)
+_DEEPSEEK_V2 = ("DeepseekV2ForCausalLM", "deepseek_v2")
+_GGUF_ARCH_BY_MODEL_TYPE = {**{v[1]: k for k, v in _HF_ARCH.items()}, "deepseek_v2": "deepseek2"}
+_TOKENIZER_BY_MODEL_TYPE = {"llama": "llama3", "deepseek_v2": "deepseek_v3",
+                            "deepseek_v3": "deepseek_v3"}   # others: qwen3
 
 
 def spec_from_hf_config(config, name="model"):
     model_type = config["model_type"]
-    gguf_arch = {v[1]: k for k, v in _HF_ARCH.items()}[model_type]
+    gguf_arch = _GGUF_ARCH_BY_MODEL_TYPE[model_type]
     eos = config.get("eos_token_id")
     glm = model_type == "glm4_moe"
-    deepseek = model_type == "deepseek_v3"
+    deepseek = model_type in ("deepseek_v2", "deepseek_v3")
+    if model_type == "deepseek_v2" and (config.get("scoring_func", "softmax"), config.get("topk_method", "greedy")) \
+            != ("softmax", "greedy"):   # the reference runs V2's softmax router with greedy top-k only
+        raise ValueError(f"{name}: DeepSeek V2 router {config.get('scoring_func')} / {config.get('topk_method')}")
     arch_fields = {}
     if glm or deepseek:   # GLM-4.5 took DeepSeek V3's MoE and its config keys
         arch_fields = dict(
@@ -100,12 +107,19 @@ def spec_from_gguf(gguf):
         arch_fields.update(partial_rotary_factor=get("rope.dimension_count") / get("attention.key_length"))
     if arch == "deepseek2":
         # the MLA layout's one KV head is the cached latent; the HF config counts the heads after
-        # decompression (num_key_value_heads = num_attention_heads)
-        rope_dim, head_dim = get("rope.dimension_count"), get("attention.key_length_mla")
+        # decompression (num_key_value_heads = num_attention_heads). Older files (one attn_kv_b)
+        # give the per-head lengths in key_length / value_length and have no *_mla keys.
+        kv_b = "blk.0.attn_kv_b.weight" in tensors
+        rope_dim = get("rope.dimension_count")
+        head_dim = get("attention.key_length" if kv_b else "attention.key_length_mla")
+        v_head_dim = get("attention.value_length" if kv_b else "attention.value_length_mla")
         num_kv_heads = get("attention.head_count")
-        arch_fields.update(q_lora_rank=get("attention.q_lora_rank"), kv_lora_rank=get("attention.kv_lora_rank"),
+        arch_fields.update(q_lora_rank=get("attention.q_lora_rank") or None,
+                           kv_lora_rank=get("attention.kv_lora_rank"),
                            qk_nope_head_dim=head_dim - rope_dim, qk_rope_head_dim=rope_dim,
-                           v_head_dim=get("attention.value_length_mla"))
+                           v_head_dim=v_head_dim, gguf_kv_b=kv_b)
+        if get("expert_gating_func", 1) == 1:   # llama.cpp's default for deepseek2: softmax (V2)
+            hf_architecture, model_type = _DEEPSEEK_V2
     return model_spec.ModelSpec(**arch_fields,
         name=meta.get("general.name", arch), hf_architecture=hf_architecture, hf_model_type=model_type,
         gguf_architecture=arch, tokenizer=_TOKENIZER_BY_PRE.get(meta.get("tokenizer.ggml.pre"), "qwen3"),

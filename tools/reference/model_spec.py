@@ -19,8 +19,8 @@ TOKENIZER_DIRS = {
 class ModelSpec:
     name: str
     hf_architecture: str          # LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM / Qwen3MoeForCausalLM /
-                                  # Glm4MoeForCausalLM / DeepseekV3ForCausalLM
-    hf_model_type: str            # llama / qwen2 / qwen3 / qwen3_moe / glm4_moe / deepseek_v3
+                                  # Glm4MoeForCausalLM / DeepseekV2ForCausalLM / DeepseekV3ForCausalLM
+    hf_model_type: str            # llama / qwen2 / qwen3 / qwen3_moe / glm4_moe / deepseek_v2 / deepseek_v3
     gguf_architecture: str        # llama / qwen2 / qwen3 / qwen3moe / glm4moe / deepseek2
     tokenizer: str                # key of TOKENIZER_DIRS
     hidden_size: int
@@ -58,6 +58,10 @@ class ModelSpec:
     qk_nope_head_dim: int = 0
     qk_rope_head_dim: int = 0
     v_head_dim: int = 0
+    # DeepSeek V2 (deepseek_v2) routes with a softmax over all experts (topk_method greedy, no groups,
+    # no correction bias), times routed_scaling_factor. gguf_kv_b: GGUF files in llama.cpp's older
+    # deepseek2 layout (one attn_kv_b = kv_b_proj, per-head key/value lengths, head_count_kv = heads)
+    gguf_kv_b: bool = False
     num_shards: int = 1            # safetensors shards of the HF checkpoint
     bos_token_id: int = None
     eos_token_ids: list = field(default_factory=list)  # first one goes to config.json
@@ -132,6 +136,17 @@ class ModelSpec:
                           partial_rotary_factor=self.partial_rotary_factor, use_qk_norm=self.qk_norm,
                           attention_bias=self.attention_bias,
                           num_nextn_predict_layers=self.num_nextn_predict_layers)
+        elif self.hf_model_type == "deepseek_v2":
+            config.update(q_lora_rank=self.q_lora_rank, kv_lora_rank=self.kv_lora_rank,
+                          qk_nope_head_dim=self.qk_nope_head_dim, qk_rope_head_dim=self.qk_rope_head_dim,
+                          v_head_dim=self.v_head_dim, n_routed_experts=self.num_experts,
+                          n_shared_experts=self.n_shared_experts, num_experts_per_tok=self.num_experts_per_tok,
+                          moe_intermediate_size=self.moe_intermediate_size,
+                          first_k_dense_replace=self.first_k_dense_replace, moe_layer_freq=1,
+                          n_group=self.n_group, topk_group=self.topk_group, topk_method="greedy",
+                          scoring_func="softmax", routed_scaling_factor=self.routed_scaling_factor,
+                          norm_topk_prob=self.norm_topk_prob, attention_bias=self.attention_bias,
+                          ep_size=1, aux_loss_alpha=0.001, seq_aux=True)
         elif self.hf_model_type == "deepseek_v3":
             config.update(q_lora_rank=self.q_lora_rank, kv_lora_rank=self.kv_lora_rank,
                           qk_nope_head_dim=self.qk_nope_head_dim, qk_rope_head_dim=self.qk_rope_head_dim,
@@ -235,6 +250,24 @@ TINY_MODELS = {
         first_k_dense_replace=1, num_experts=8, num_experts_per_tok=2, moe_intermediate_size=64,
         norm_topk_prob=True, n_shared_experts=1, n_group=2, topk_group=1, routed_scaling_factor=2.5,
         seed=80006, **DEEPSEEK_V3_TOKENS),
+    # DeepSeek-V2-Lite's variant at tiny size: MLA with no q bottleneck (one q_proj), YaRN with
+    # mscale = mscale_all_dim = 0.707 (V2-Lite's), layer 0 dense, then 8 routed experts top-2 by a
+    # softmax over all of them (greedy, no groups, no bias), not renormalized, times routed scaling
+    # 1.5 (V2-Lite has 1.0; != 1 so the scaling is tested), and 2 shared experts. Its GGUF files are
+    # in llama.cpp's older deepseek2 layout (one attn_kv_b, per-head key/value lengths).
+    "tiny-deepseek2-lite": ModelSpec(
+        name="tiny-deepseek2-lite", hf_architecture="DeepseekV2ForCausalLM", hf_model_type="deepseek_v2",
+        gguf_architecture="deepseek2", hidden_size=64, num_layers=3, num_heads=4, num_kv_heads=4,
+        head_dim=64, intermediate_size=128, max_position_embeddings=16384, rope_theta=10000.0,
+        rms_norm_eps=1e-6, tie_word_embeddings=False, q_lora_rank=None, kv_lora_rank=64,
+        qk_nope_head_dim=32, qk_rope_head_dim=32, v_head_dim=32,
+        # as tiny-deepseek3's: pairs 0-5 kept, 6-11 ramped, 12-15 interpolated
+        rope_scaling={"type": "yarn", "rope_type": "yarn", "factor": 4.0,
+                      "original_max_position_embeddings": 4096, "beta_fast": 32, "beta_slow": 1,
+                      "mscale": 0.707, "mscale_all_dim": 0.707},
+        first_k_dense_replace=1, num_experts=8, num_experts_per_tok=2, moe_intermediate_size=64,
+        norm_topk_prob=False, n_shared_experts=2, n_group=1, topk_group=1, routed_scaling_factor=1.5,
+        gguf_kv_b=True, seed=130007, **DEEPSEEK_V3_TOKENS),
 }
 
 # Matmul in-dims that are multiples of 256, for the K-quants, IQ4_XS and MXFP4 (gguf only).

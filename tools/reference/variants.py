@@ -77,12 +77,13 @@ def variant_weights(weights, variant, spec):
     """HF-layout float32 weights -> the values a reader of `variant` gets back.
     Rounding and quantization blocks run along the last (in) axis, which commutes
     with the GGUF row permutation and expert stacking, but not with the transposed
-    key half of DeepSeek's kv_b_proj (attn_k_b): that one is rounded as the file holds it."""
+    key half of DeepSeek's kv_b_proj (attn_k_b): that one is rounded as the file holds it
+    (an older-layout file's attn_kv_b is kv_b_proj itself, rounded as any matrix)."""
     out = {}
     for name, array in weights.items():
         if variant.container == "safetensors":
             out[name] = numerics.round_trip(array, variant.dtype)
-        elif name.endswith("self_attn.kv_b_proj.weight"):
+        elif name.endswith("self_attn.kv_b_proj.weight") and not spec.gguf_kv_b:
             block = "blk." + name.split(".")[2]
             k_b, v_b = gguf_layout.split_kv_b(array, spec)
             out[name] = gguf_layout.join_kv_b(
