@@ -58,7 +58,9 @@ class KvPool : public BlockMemory {
   // The start of one layer's K (or V) region: what kernels::KvLayerView points at
   // (V is K when the values live in the K rows).
   void* k(int64_t layer) const { return base_ + layer_bytes() * size_t(regions_per_layer() * layer); }
-  void* v(int64_t layer) const { return shape_.has_v_region() ? base_ + layer_bytes() * size_t(2 * layer + 1) : k(layer); }
+  void* v(int64_t layer) const {
+    return shape_.has_v_region() ? base_ + layer_bytes() * size_t(2 * layer + 1) : k(layer);
+  }
   size_t num_bytes() const { return num_bytes_; }
 
   // One block's K and V for every layer, as one unit (see BlockMemory): what a

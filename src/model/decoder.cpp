@@ -47,7 +47,8 @@ DecoderLayer DecoderModel::make_layer(const WeightStore& weights, int64_t layer,
   const std::string prefix = "blk." + std::to_string(layer) + ".";
   DecoderLayer l;
   l.attn_norm = load_f32_vector(weights, prefix + "attn_norm.weight", config_.hidden_size);
-  l.attention = attention ? std::move(attention) : std::make_unique<Attention>(config_, weights, layer, inv_freq_, shard_);
+  l.attention =
+      attention ? std::move(attention) : std::make_unique<Attention>(config_, weights, layer, inv_freq_, shard_);
   l.ffn_norm = load_f32_vector(weights, prefix + "ffn_norm.weight", config_.hidden_size);
   l.ffn = std::move(ffn);
   return l;

@@ -308,12 +308,14 @@ bool OutputParser::drain_mistral_calls(OutputDelta& out, bool at_end) {
       if (!llmesh::text::parse_tool_call_body(ToolCallFormat::Mistral, element.dump(), &call.name,
                                               &call.arguments_json))
         break;
-      if (auto id = element.find("id"); id != element.end() && id->is_string() && is_mistral_call_id(id->get<std::string>()))
+      const auto id = element.find("id");
+      if (id != element.end() && id->is_string() && is_mistral_call_id(id->get<std::string>()))
         call.id = id->get<std::string>();
       calls.push_back(std::move(call));
     }
     if (calls.empty() || calls.size() != array.size()) return give_up();
-    for (ParsedToolCall& call : calls) add_tool_call(out, std::move(call.name), std::move(call.arguments_json), call.id);
+    for (ParsedToolCall& call : calls)
+      add_tool_call(out, std::move(call.name), std::move(call.arguments_json), std::move(call.id));
     pending_.erase(0, start + end);
     state_ = State::Content;
     skip_leading_newlines_ = true;

@@ -338,7 +338,8 @@ bool parse_glm45_call(std::string_view body, const ToolParameterTypes* types, st
 // NAME[ARGS]{…} with an optional [CALL_ID]ID before [ARGS].
 bool parse_mistral_call(std::string_view body, std::string* name, std::string* arguments_json) {
   body = trim(body);
-  if (!body.empty() && body.front() == '{') return parse_json_call(body, /*require_arguments=*/false, name, arguments_json);
+  if (!body.empty() && body.front() == '{')
+    return parse_json_call(body, /*require_arguments=*/false, name, arguments_json);
   const size_t args = body.find(kMistralArgs);
   if (args == std::string_view::npos) return false;
   std::string_view head = body.substr(0, args);

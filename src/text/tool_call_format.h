@@ -40,8 +40,9 @@ enum class ToolCallFormat {
                   //   (Qwen3-Coder, Qwen3.5)
   Glm45Xml,       // <tool_call>NAME\n<arg_key>K</arg_key>\n<arg_value>V</arg_value>\n</tool_call>
                   //   (GLM-4.5/4.6; GLM-4.7 without the newlines)
-  Mistral,        // [TOOL_CALLS][{"name": …, "arguments": {…}, "id": "…"}, …]   (Mistral v3 tokenizers: 7B v0.3,
-                  //   Nemo, Small 3.1, Devstral Small 2505), or, per call, [TOOL_CALLS]NAME[ARGS]{…}
+  Mistral,        // [TOOL_CALLS][{"name": …, "arguments": {…}, "id": "…"}, …]
+                  //   (v3 tokenizers: Mistral 7B v0.3, Nemo, Small 3.1, Devstral Small 2505), or, per call,
+                  //   [TOOL_CALLS]NAME[ARGS]{…}
                   //   (v11+: Mistral Small 3.2, Devstral 2507, Magistral); ids of 9 alphanumerics
 };
 

@@ -75,7 +75,9 @@ std::vector<StepInput> script_b() {
           make_step({{2, {27}, 7, true}}), make_step({{2, {28}, 8, true}})};
 }
 
-KvCacheShape kv_shape(const ModelConfig& c) { return model::kv_cache_shape(c, kBlockSize, kNumBlocks, kv::kDefaultKvDtype); }
+KvCacheShape kv_shape(const ModelConfig& c) {
+  return model::kv_cache_shape(c, kBlockSize, kNumBlocks, kv::kDefaultKvDtype);
+}
 
 // Runs a script on a fresh KV pool; returns every step's logits, concatenated.
 std::vector<float> run_script(const Model& model, const std::vector<StepInput>& steps, Workspace& ws) {

@@ -262,7 +262,8 @@ TEST(OutputParserMistral, WhatIsNotACallStaysText) {
 TEST(OutputParserMistral, DetectedFromTheTemplateWithStableIds) {
   EXPECT_EQ(text::detect_tool_call_format(R"({{- "[TOOL_CALLS][" }}{{ tool_call.function|tojson }})"),
             ToolCallFormat::Mistral);
-  EXPECT_EQ(text::mistral_call_id("call_abcdefghijklmnopqrstuvwx"), text::mistral_call_id("call_abcdefghijklmnopqrstuvwx"));
+  const std::string id = "call_abcdefghijklmnopqrstuvwx";
+  EXPECT_EQ(text::mistral_call_id(id), text::mistral_call_id(std::string(id)));
   EXPECT_NE(text::mistral_call_id("toolu_01"), text::mistral_call_id("toolu_02"));
   EXPECT_TRUE(text::is_mistral_call_id(text::mistral_call_id("toolu_01")));
   EXPECT_EQ(text::mistral_call_id("abcDEF123"), "abcDEF123");
