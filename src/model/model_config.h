@@ -107,6 +107,14 @@ struct ModelConfig {
   int64_t kv_row_dim() const { return is_mla() ? kv_lora_rank + rope_dim() : head_dim; }
 };
 
+// The factor YaRN applies to cos and sin (so to q and k: attention scores scale by its
+// square); 1 for every other kind of RoPE.
+float rope_attention_factor(const ModelConfig& config);
+
+// DeepSeek's YaRN softmax factor for multi-head latent attention: scores scale by
+// (0.1 mscale_all_dim ln(factor) + 1)^2 when the yarn scaling sets mscale_all_dim; else 1.
+float mla_score_factor(const ModelConfig& config);
+
 // What the command line changes in the config the files give (`--rope-scaling` and friends).
 struct ConfigOverrides {
   std::optional<RopeScaling> rope_scaling;  // replaces the files' scaling; type "" turns it off

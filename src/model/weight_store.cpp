@@ -5,7 +5,6 @@
 
 #include "core/error.h"
 #include "core/mapped_file.h"
-#include "model/blocks/rope.h"
 #include "model/model_config.h"
 
 namespace llmesh::model {

@@ -54,16 +54,7 @@ std::vector<double> yarn_inv_freq(const std::vector<double>& base, double theta,
   return out;
 }
 
-double yarn_mscale(double factor, double mscale) { return factor <= 1 ? 1.0 : 0.1 * mscale * std::log(factor) + 1.0; }
-
 }  // namespace
-
-float mla_score_factor(const ModelConfig& config) {
-  const RopeScaling& s = config.rope_scaling;
-  if (s.type != "yarn" || s.mscale_all_dim == 0) return 1.0f;
-  const double m = yarn_mscale(s.factor, s.mscale_all_dim);
-  return float(m * m);
-}
 
 std::vector<float> rope_inv_freq(const ModelConfig& config, const WeightStore& weights) {
   const int64_t dims = config.rope_dim();  // partial rotary (GLM-4.5): the frequencies run over the rotated dims
@@ -89,16 +80,6 @@ std::vector<float> rope_inv_freq(const ModelConfig& config, const WeightStore& w
     for (int64_t i = 0; i < half; ++i) freq[size_t(i)] /= double(factors[size_t(i)]);
   }
   return std::vector<float>(freq.begin(), freq.end());
-}
-
-float rope_attention_factor(const ModelConfig& config) {
-  const RopeScaling& s = config.rope_scaling;
-  if (s.type != "yarn") return 1.0f;
-  if (s.attention_factor > 0) return s.attention_factor;
-  const double derived = s.mscale != 0 && s.mscale_all_dim != 0
-                             ? yarn_mscale(s.factor, s.mscale) / yarn_mscale(s.factor, s.mscale_all_dim)
-                             : yarn_mscale(s.factor, 1.0);
-  return float(derived * s.attn_factor_multiplier);
 }
 
 }  // namespace llmesh::model

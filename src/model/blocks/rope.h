@@ -24,12 +24,6 @@ class WeightStore;
 
 std::vector<float> rope_inv_freq(const ModelConfig& config, const WeightStore& weights);
 
-// The factor YaRN applies to cos and sin (so to q and k: attention scores scale by its
-// square); 1 for every other kind of RoPE.
-float rope_attention_factor(const ModelConfig& config);
-
-// DeepSeek's YaRN softmax factor for multi-head latent attention: scores scale by
-// (0.1 mscale_all_dim ln(factor) + 1)^2 when the yarn scaling sets mscale_all_dim; else 1.
-float mla_score_factor(const ModelConfig& config);
+// The attention factors YaRN implies (rope_attention_factor, mla_score_factor) are in model/model_config.h.
 
 }  // namespace llmesh::model

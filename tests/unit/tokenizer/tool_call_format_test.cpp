@@ -87,10 +87,12 @@ TEST(ToolCallFormat, TemplatesWithoutToolSyntaxGiveNone) {
   EXPECT_EQ(detect_tool_call_format(llama31.source), ToolCallFormat::None);
   LOAD_TEMPLATE_OR_SKIP(gemma, "gemma3");
   EXPECT_EQ(detect_tool_call_format(gemma.source), ToolCallFormat::None);
-  // Mistral's [TOOL_CALLS] syntax is not one we parse.
-  LOAD_TEMPLATE_OR_SKIP(mistral, "mistral_nemo");
-  EXPECT_EQ(detect_tool_call_format(mistral.source), ToolCallFormat::None);
   EXPECT_EQ(detect_tool_call_format(""), ToolCallFormat::None);
+}
+
+TEST(ToolCallFormat, DetectsMistral) {
+  LOAD_TEMPLATE_OR_SKIP(mistral, "mistral_nemo");
+  EXPECT_EQ(detect_tool_call_format(mistral.source), ToolCallFormat::Mistral);
 }
 
 TEST(ToolCallFormat, DetectsLlama31Markers) {
