@@ -3,7 +3,8 @@
 //  * gemv (1 token): GB/s of weights streamed from DRAM, per dtype, on the model's matrices (decode is
 //    bandwidth bound; compare with llmesh_membw).
 //  * prefill matmul (512 tokens): GFLOP/s.
-//  * paged attention: prefill of 512 tokens and decode against a 4096-token context.
+//  * paged attention: prefill of 512 tokens and decode against a 4096-token context, and that decode
+//    under a 1024-token sliding window.
 // Weights hold random values (quantized blocks get random bits and a small scale): speed does not
 // depend on them.
 // Usage: llmesh_kernel_bench [num_threads] [min_seconds_per_case] [options]
@@ -224,6 +225,17 @@ void bench_attention(kernels::CpuBackend& cpu, double min_seconds) {
                 std::string(dtype_name(dtype)).c_str(), seconds * 1e3);
     if (num_tokens == 1) std::printf(", %.1f GB/s of KV", 2.0 * double(k.size()) / seconds / 1e9);  // decode reads all
     std::printf("\n");
+  }
+  {  // a decode that reads only its last 1024 positions
+    kernels::KvLayerView windowed = kv;
+    windowed.window = 1024;
+    const int32_t position = int32_t(context - 1), seq = 0;
+    std::vector<float> q(size_t(num_heads * head_dim), 0.1f), out(q.size());
+    kernels::AttentionBatch batch{1, &position, &seq, tables};
+    const double seconds = Timer::best_of(
+        min_seconds, [&] { cpu.paged_attention(q.data(), out.data(), batch, windowed, num_heads, 0.088f); });
+    std::printf("[%s] paged attention decode, 1 token at context 4096, window 1024 (%s KV): %.3f ms per layer\n",
+                cpu.kernels().name, std::string(dtype_name(dtype)).c_str(), seconds * 1e3);
   }
   }
 }

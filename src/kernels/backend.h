@@ -152,8 +152,10 @@ class Backend {
   // ---- paged attention -------------------------------------------------------
 
   // out[t, h, :] = softmax_j(q[t, h, :] . K[seq(t), j, h / g, :] * scale) . V[seq(t), j, h / g, :]
-  // over j = 0..positions[t] (causal); g = num_heads / num_kv_heads (grouped-query attention).
-  // K/V of every position <= positions[t] must already be in the pool (call store_kv first).
+  // over j = 0..positions[t] (causal), or over its last kv.window positions
+  // positions[t] - kv.window < j <= positions[t] (sliding window, kv.window > 0);
+  // g = num_heads / num_kv_heads (grouped-query attention).
+  // K/V of every such position must already be in the pool (call store_kv first).
   // q: [num_tokens, num_heads, head_dim], out: [num_tokens, num_heads, kv.v_dim()] f32 (out must
   // not alias q); V is the first v_dim() values of each V row (MLA: of each K row).
   virtual void paged_attention(const float* q, float* out, const AttentionBatch& batch, const KvLayerView& kv,

@@ -43,6 +43,13 @@ void quantize_row_q8_k(const float* src, BlockQ8_K* dst, int64_t n);
 // V rows are laid out as K rows are; attention reads the first v_dim() values of
 // each. Multi-head latent attention has v == k and value_dim < head_dim: its one
 // cached row per position is [latent (the values) | rotary key].
+//
+// `window` > 0 is sliding-window attention (Mistral 7B v0.1, the local layers of
+// Gemma 2/3 and gpt-oss): the query at position p attends to keys p - window < j <= p,
+// the last `window` positions counting itself, as Hugging Face's sliding-window mask
+// (kv_idx > q_idx - sliding_window) and llama.cpp's (masked when p - j >= n_swa) define
+// it. Keys before the window stay in the pool, but no kernel reads a pool block that lies
+// wholly before the window of its sequence's earliest query in the batch.
 struct KvLayerView {
   void* k = nullptr;  // [num_blocks, block_size, num_kv_heads] rows of head_dim
   void* v = nullptr;  // [num_blocks, block_size, num_kv_heads] rows of head_dim (== k for MLA)
@@ -51,6 +58,7 @@ struct KvLayerView {
   int64_t head_dim = 0;
   DType dtype = DType::F32;
   int64_t value_dim = 0;  // 0: head_dim
+  int64_t window = 0;     // 0: full causal attention; > 0: the last `window` positions
 
   int64_t v_dim() const { return value_dim > 0 ? value_dim : head_dim; }
 

@@ -17,9 +17,13 @@
 //      FMAs: each kt load serves 6 queries and no horizontal sums are needed (a
 //      dot product per (query, key) would be latency-bound on AVX2's 16 registers);
 //   3. runs the online softmax per query (running max, running sum, rescale
-//      factor), masking keys past each query's position;
+//      factor), masking keys past each query's position and, under a sliding
+//      window, keys before its window (only in the chunks that reach below the
+//      latest query's window: the others are inside every query's);
 //   4. adds probability-weighted V rows into each query's running output: the same
 //      register tile, 6 queries x 16 dimensions at a time, with V rows as the panel.
+// Under a sliding window the chunks start at the window of the tile's earliest query,
+// so a decode reads `window` keys whatever the context.
 // Values may be narrower than keys (multi-head latent attention: the values are the first
 // v_dim dims of the K rows [latent | rotary key], read through kv.v == kv.k).
 #include <immintrin.h>
@@ -250,6 +254,7 @@ void attend_tile(const float* q_all, float* out_all, const AttentionBatch& batch
   float* __restrict k_buf = s.k.data();
   float* __restrict scores = s.scores.data();
   float positions[kTileQueries];
+  float window_floors[kTileQueries];  // sliding window: keys at or below this lie before query i's window
   // A finite start (not -inf) keeps exp(old_max - new_max) a number for a query that sees no key yet.
   float running_max[kTileQueries], running_sum[kTileQueries];
   for (int64_t i = 0; i < num_queries; ++i) {
@@ -259,16 +264,22 @@ void attend_tile(const float* q_all, float* out_all, const AttentionBatch& batch
                        _mm256_mul_ps(_mm256_loadu_ps(q_src + 8 * v), _mm256_set1_ps(scale)));
     for (int v = 0; v < kValueVecs; ++v) _mm256_storeu_ps(acc_buf + i * kValueDim + 8 * v, _mm256_setzero_ps());
     positions[i] = float(batch.positions[tile.token_begin + i / tile.num_heads]);
+    window_floors[i] = positions[i] - float(kv.window);
     running_max[i] = -1e30f;
     running_sum[i] = 0.0f;
   }
 
   const int32_t* block_table = batch.block_tables[batch.seq_index[tile.token_begin]];
   const int64_t num_keys = int64_t(batch.positions[tile.token_begin + tile.num_tokens - 1]) + 1;
+  // Sliding window: keys from the earliest query's window on; those from the latest query's on
+  // are in every query's window. Without one, all keys from 0, none masked below.
+  const int64_t first_key =
+      kv.window > 0 ? std::max<int64_t>(0, int64_t(batch.positions[tile.token_begin]) + 1 - kv.window) : 0;
+  const int64_t in_every_window = kv.window > 0 ? num_keys - kv.window : 0;
   const __m256 key_lanes_lo = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256 key_lanes_hi = _mm256_setr_ps(8, 9, 10, 11, 12, 13, 14, 15);
   auto slot_of = [&](int64_t pos) { return int64_t(block_table[pos / kv.block_size]) * kv.block_size + pos % kv.block_size; };
-  for (int64_t key_begin = 0; key_begin < num_keys; key_begin += kChunkKeys) {
+  for (int64_t key_begin = first_key; key_begin < num_keys; key_begin += kChunkKeys) {
     const int64_t n = std::min<int64_t>(kChunkKeys, num_keys - key_begin);
     // 1. The chunk's K (transposed) and V rows; rows past the last key read as zeros.
     const float* k_rows[kChunkKeys];
@@ -300,17 +311,24 @@ void attend_tile(const float* q_all, float* out_all, const AttentionBatch& batch
     // 2. scores[i][j] = q[i] . k[j].
     score_queries<kHeadDim>(q_buf, kt, scores, num_queries);
 
-    // 3. online softmax per query, keys past its position masked to -inf.
+    // 3. online softmax per query, keys past its position (and before its window) masked to -inf.
     float corrections[kTileQueries];
     const __m256 key_pos = _mm256_set1_ps(float(key_begin));
+    const __m256 keys_lo = _mm256_add_ps(key_pos, key_lanes_lo), keys_hi = _mm256_add_ps(key_pos, key_lanes_hi);
+    const bool mask_window = key_begin < in_every_window;
     for (int64_t i = 0; i < num_queries; ++i) {
       float* row = scores + i * kChunkKeys;
       const __m256 query_pos = _mm256_set1_ps(positions[i]);
       const __m256 minus_inf = _mm256_set1_ps(-INFINITY);
-      const __m256 lo = _mm256_blendv_ps(minus_inf, _mm256_loadu_ps(row),
-                                         _mm256_cmp_ps(_mm256_add_ps(key_pos, key_lanes_lo), query_pos, _CMP_LE_OQ));
-      const __m256 hi = _mm256_blendv_ps(minus_inf, _mm256_loadu_ps(row + 8),
-                                         _mm256_cmp_ps(_mm256_add_ps(key_pos, key_lanes_hi), query_pos, _CMP_LE_OQ));
+      __m256 visible_lo = _mm256_cmp_ps(keys_lo, query_pos, _CMP_LE_OQ);
+      __m256 visible_hi = _mm256_cmp_ps(keys_hi, query_pos, _CMP_LE_OQ);
+      if (mask_window) {
+        const __m256 window_floor = _mm256_set1_ps(window_floors[i]);
+        visible_lo = _mm256_and_ps(visible_lo, _mm256_cmp_ps(keys_lo, window_floor, _CMP_GT_OQ));
+        visible_hi = _mm256_and_ps(visible_hi, _mm256_cmp_ps(keys_hi, window_floor, _CMP_GT_OQ));
+      }
+      const __m256 lo = _mm256_blendv_ps(minus_inf, _mm256_loadu_ps(row), visible_lo);
+      const __m256 hi = _mm256_blendv_ps(minus_inf, _mm256_loadu_ps(row + 8), visible_hi);
       const float new_max = std::max(running_max[i], reduce_max(_mm256_max_ps(lo, hi)));
       const __m256 max_b = _mm256_set1_ps(new_max);
       const __m256 p_lo = exp_ps(_mm256_sub_ps(lo, max_b)), p_hi = exp_ps(_mm256_sub_ps(hi, max_b));

@@ -12,8 +12,12 @@
 //   2. scores every key against all 16 queries: 16 dot-product vectors, reduced
 //      together by one 16 x 16 transpose, giving scores[key][query lane];
 //   3. runs the online softmax vectorized across the 16 query lanes (running max,
-//      running sum, rescale factor), masking keys past each query's position;
+//      running sum, rescale factor), masking keys past each query's position and,
+//      under a sliding window, keys before its window (only in the blocks that reach
+//      below the latest query's window: the others are inside every query's);
 //   4. adds probability-weighted V rows into each query's running output.
+// Under a sliding window the blocks start at the one holding the window start of the tile's
+// earliest query, so a decode reads about `window` keys whatever the context.
 // Values may be narrower than keys and live in the K rows (multi-head latent attention:
 // rows of [latent | rotary key], the latent being the values): then step 1 converts only K.
 #include <immintrin.h>
@@ -156,6 +160,8 @@ void attend_tile(const float* q_all, float* out_all, const AttentionBatch& batch
     positions[lane] = valid ? float(batch.positions[tile.token_begin + lane / tile.num_heads]) : -1.0f;
   }
   const __m512 query_pos = _mm512_load_ps(positions);
+  // Sliding window: keys at or below a lane's floor lie before its window.
+  const __m512 window_floor = _mm512_sub_ps(query_pos, _mm512_set1_ps(float(kv.window)));
   // Raw pointers: stores through float* could alias the vectors' own fields and force reloads.
   const float* __restrict q_buf = s.q.data();
   float* __restrict acc_buf = s.acc.data();
@@ -167,6 +173,11 @@ void attend_tile(const float* q_all, float* out_all, const AttentionBatch& batch
 
   const int32_t* block_table = batch.block_tables[batch.seq_index[tile.token_begin]];
   const int64_t num_keys = int64_t(batch.positions[tile.token_begin + tile.num_tokens - 1]) + 1;
+  // Sliding window: blocks from the one holding the earliest query's window start; keys from the
+  // latest query's window start on are in every lane's window. Without one, all blocks, none masked below.
+  const int64_t first_key =
+      kv.window > 0 ? std::max<int64_t>(0, int64_t(batch.positions[tile.token_begin]) + 1 - kv.window) : 0;
+  const int64_t in_every_window = kv.window > 0 ? num_keys - kv.window : 0;
   // Row j of a pool block for this kv head: base + block * block_bytes + j * slot_bytes.
   const size_t slot_bytes = kv.slot_bytes(), block_bytes = kv.block_bytes(), row_bytes = kv.row_bytes();
   const uint8_t* k_base = static_cast<const uint8_t*>(kv.k) + size_t(tile.kv_head) * row_bytes;
@@ -176,7 +187,8 @@ void attend_tile(const float* q_all, float* out_all, const AttentionBatch& batch
   const float* values = values_in_keys ? k_buf : v_buf;
   const int64_t value_stride = values_in_keys ? kHeadDim : kValueDim;
   const bool few_queries = num_queries <= kFewQueries && kv.block_size == 16;
-  for (int64_t key_begin = 0; key_begin < num_keys; key_begin += kv.block_size) {
+  for (int64_t key_begin = first_key / kv.block_size * kv.block_size; key_begin < num_keys;
+       key_begin += kv.block_size) {
     const int64_t n = std::min(kv.block_size, num_keys - key_begin);
     const size_t block_offset = size_t(block_table[key_begin / kv.block_size]) * block_bytes;
     for (int64_t j = 0; j < n; ++j) {
@@ -185,10 +197,13 @@ void attend_tile(const float* q_all, float* out_all, const AttentionBatch& batch
         load_kv_row<kValueVecs>(kv.dtype, v_base + block_offset + size_t(j) * slot_bytes, v_buf + j * kValueDim);
     }
 
-    // 2. scores[j][lane] = q[lane] . k[j], masked to -inf past each lane's position.
+    // 2. scores[j][lane] = q[lane] . k[j], masked to -inf past each lane's position (and before its window).
     __m512 block_max = _mm512_set1_ps(-INFINITY);
+    const bool mask_window = key_begin < in_every_window;
     auto mask_and_store = [&](int64_t j, __m512 scores) {
-      const __mmask16 visible = _mm512_cmp_ps_mask(_mm512_set1_ps(float(key_begin + j)), query_pos, _CMP_LE_OQ);
+      const __m512 key = _mm512_set1_ps(float(key_begin + j));
+      __mmask16 visible = _mm512_cmp_ps_mask(key, query_pos, _CMP_LE_OQ);
+      if (mask_window) visible = _mm512_mask_cmp_ps_mask(visible, key, window_floor, _CMP_GT_OQ);
       scores = _mm512_mask_blend_ps(visible, _mm512_set1_ps(-INFINITY), scores);
       block_max = _mm512_max_ps(block_max, scores);
       _mm512_storeu_ps(probs + j * kTileQueries, scores);

@@ -146,6 +146,7 @@ void CpuBackend::paged_attention(const float* q, float* out, const AttentionBatc
         kv.block_size, kv.head_dim);
   check(kv.v_dim() == kv.head_dim || (kv.v == kv.k && kv.v_dim() < kv.head_dim),
         "paged_attention: values of {} dims must be the start of the {}-dim K rows", kv.v_dim(), kv.head_dim);
+  check(kv.window >= 0, "paged_attention: sliding window {} is negative", kv.window);
   if (batch.num_tokens <= 0) return;
   std::lock_guard<std::mutex> lock(pool_mutex_);
   kernels_.paged_attention(q, out, batch, kv, num_heads, scale, pool_);

@@ -1,5 +1,6 @@
 // Reference paged attention: gathers one (token, head)'s keys position by position
-// through the block table, then a plain two-pass softmax.
+// through the block table, then a plain two-pass softmax. A sliding window starts the
+// keys at the window's first position.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -25,22 +26,23 @@ void paged_attention(const float* q, float* out, const AttentionBatch& batch, co
   check(v_dim <= head_dim && (v_dim == head_dim || kv.v == kv.k),
         "attention: values of {} dims need to be the start of the {}-dim K rows", v_dim, head_dim);
   pool.parallel_for(batch.num_tokens * num_heads, 1, [&](int64_t begin, int64_t end) {
-    std::vector<double> scores;  // [positions[t] + 1]
+    std::vector<double> scores;  // [num_keys - first_key]
     std::vector<double> acc(static_cast<size_t>(v_dim));
     std::vector<float> row(static_cast<size_t>(head_dim));  // one K or V row in f32
     for (int64_t task = begin; task < end; ++task) {
       const int64_t t = task / num_heads, h = task % num_heads, kv_head = h / group;
       const int32_t* table = batch.block_tables[batch.seq_index[t]];
       const int64_t num_keys = int64_t(batch.positions[t]) + 1;
+      const int64_t first_key = kv.window > 0 ? std::max<int64_t>(0, num_keys - kv.window) : 0;
       const float* q_vec = q + task * head_dim;
-      scores.assign(size_t(num_keys), 0.0);
+      scores.assign(size_t(num_keys - first_key), 0.0);
       double max_score = -INFINITY;
-      for (int64_t j = 0; j < num_keys; ++j) {
+      for (int64_t j = first_key; j < num_keys; ++j) {
         dequantize_row(kv.dtype, kv.k_row(slot_of(kv, table, j), kv_head), row.data(), head_dim);
         double dot = 0.0;
         for (int64_t d = 0; d < head_dim; ++d) dot += double(q_vec[d]) * double(row[size_t(d)]);
-        scores[size_t(j)] = dot * double(scale);
-        max_score = std::max(max_score, scores[size_t(j)]);
+        scores[size_t(j - first_key)] = dot * double(scale);
+        max_score = std::max(max_score, scores[size_t(j - first_key)]);
       }
       double sum = 0.0;
       for (double& s : scores) {
@@ -48,9 +50,9 @@ void paged_attention(const float* q, float* out, const AttentionBatch& batch, co
         sum += s;
       }
       std::fill(acc.begin(), acc.end(), 0.0);
-      for (int64_t j = 0; j < num_keys; ++j) {
+      for (int64_t j = first_key; j < num_keys; ++j) {
         dequantize_row(kv.dtype, kv.v_row(slot_of(kv, table, j), kv_head), row.data(), v_dim);
-        for (int64_t d = 0; d < v_dim; ++d) acc[size_t(d)] += scores[size_t(j)] * double(row[size_t(d)]);
+        for (int64_t d = 0; d < v_dim; ++d) acc[size_t(d)] += scores[size_t(j - first_key)] * double(row[size_t(d)]);
       }
       float* out_vec = out + task * v_dim;
       for (int64_t d = 0; d < v_dim; ++d) out_vec[d] = float(acc[size_t(d)] / sum);

@@ -1,6 +1,7 @@
 // Paged attention against a naive attention over contiguous K/V kept by the test.
 // The pool's block tables are shuffled and non-contiguous, several sequences share
-// one flattened batch (a prefill chunk, decodes, a first token), with GQA 1:1, 2:1 and 4:1.
+// one flattened batch (a prefill chunk, decodes, a first token), with GQA 1:1, 2:1 and 4:1,
+// with and without a sliding window.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -25,6 +26,7 @@ struct AttentionCase {
   int64_t num_heads, num_kv_heads, head_dim, block_size;
   // > 0: multi-head latent attention's pool, whose values are the first value_dim dims of the K rows.
   int64_t value_dim = 0;
+  int64_t window = 0;  // > 0: each query sees its last `window` positions (KvLayerView::window)
 
   bool latent() const { return value_dim > 0; }
   int64_t v_dim() const { return latent() ? value_dim : head_dim; }
@@ -37,14 +39,18 @@ struct TestSequence {
   std::vector<int32_t> block_table;
 };
 
-// Naive attention of one query over positions 0..pos of seq, written straight from the definition.
+// The first position a query at `pos` sees: 0, or under a window w the first of its last w.
+int64_t window_start(int64_t pos, int64_t window) { return window > 0 ? std::max<int64_t>(0, pos - window + 1) : 0; }
+
+// Naive attention of one query over positions window_start..pos of seq, written straight from the definition.
 void naive_attention(const float* q, const TestSequence& seq, int64_t pos, const AttentionCase& c, float scale,
                      float* out) {
   const int64_t group = c.num_heads / c.num_kv_heads;
+  const int64_t first = window_start(pos, c.window);
   for (int64_t h = 0; h < c.num_heads; ++h) {
     const int64_t kv_head = h / group;
-    std::vector<double> weights(size_t(pos + 1));
-    for (int64_t j = 0; j <= pos; ++j) {
+    std::vector<double> weights(size_t(pos + 1), -INFINITY);  // exp(-inf) = 0 outside the window
+    for (int64_t j = first; j <= pos; ++j) {
       double dot = 0.0;
       for (int64_t d = 0; d < c.head_dim; ++d)
         dot += double(q[h * c.head_dim + d]) * seq.k[size_t((j * c.num_kv_heads + kv_head) * c.head_dim + d)];
@@ -83,8 +89,9 @@ std::vector<float> representable(std::vector<float> x, DType dtype, int64_t head
 }
 
 void run_case(const AttentionCase& c, DType dtype = DType::F32) {
-  SCOPED_TRACE(fmt::format("heads={} kv_heads={} head_dim={} block_size={} value_dim={} kv dtype {}", c.num_heads,
-                           c.num_kv_heads, c.head_dim, c.block_size, c.value_dim, dtype_name(dtype)));
+  SCOPED_TRACE(fmt::format("heads={} kv_heads={} head_dim={} block_size={} value_dim={} window={} kv dtype {}",
+                           c.num_heads, c.num_kv_heads, c.head_dim, c.block_size, c.value_dim, c.window,
+                           dtype_name(dtype)));
   const int64_t lengths[] = {70, 1, 40, 17};
   int64_t num_blocks = 3;  // spare blocks nobody uses: garbage there must not leak in
   for (int64_t len : lengths) num_blocks += (len + c.block_size - 1) / c.block_size;
@@ -94,7 +101,7 @@ void run_case(const AttentionCase& c, DType dtype = DType::F32) {
   const size_t pool_bytes = size_t(num_blocks * c.block_size * c.num_kv_heads) * dtype_row_bytes(dtype, c.head_dim);
   std::vector<uint8_t> k_pool(pool_bytes, 0xff), v_pool(pool_bytes, 0xff);
   const KvLayerView kv{k_pool.data(), c.latent() ? k_pool.data() : v_pool.data(), c.block_size, c.num_kv_heads,
-                       c.head_dim, dtype, c.value_dim};
+                       c.head_dim, dtype, c.value_dim, c.window};
 
   std::vector<int32_t> block_ids(static_cast<size_t>(num_blocks));
   std::iota(block_ids.begin(), block_ids.end(), 0);
@@ -124,6 +131,20 @@ void run_case(const AttentionCase& c, DType dtype = DType::F32) {
   seq_index.push_back(2), positions.push_back(39);
   for (int32_t p = 5; p < 17; ++p) seq_index.push_back(3), positions.push_back(p);
   const int64_t num_tokens = int64_t(positions.size());
+  // Under a window, the blocks that lie wholly before the window of a sequence's earliest query
+  // in the batch are never read (they could be freed): poison them as the unwritten ones are.
+  for (size_t s = 0; s < seqs.size(); ++s) {
+    int64_t earliest = seqs[s].length;
+    for (int64_t t = 0; t < num_tokens; ++t)
+      if (seq_index[size_t(t)] == int32_t(s)) earliest = std::min<int64_t>(earliest, positions[size_t(t)]);
+    const int64_t num_unread_blocks = window_start(earliest, c.window) / c.block_size;
+    const size_t block_bytes = size_t(c.block_size) * kv.slot_bytes();
+    for (int64_t b = 0; b < num_unread_blocks; ++b) {
+      const size_t offset = size_t(seqs[s].block_table[size_t(b)]) * block_bytes;
+      std::fill_n(k_pool.begin() + ptrdiff_t(offset), block_bytes, uint8_t(0xff));
+      std::fill_n(v_pool.begin() + ptrdiff_t(offset), block_bytes, uint8_t(0xff));
+    }
+  }
   std::vector<const int32_t*> tables;
   for (const TestSequence& s : seqs) tables.push_back(s.block_table.data());
   const AttentionBatch batch{num_tokens, positions.data(), seq_index.data(), tables.data()};
@@ -178,6 +199,30 @@ TEST(PagedAttention, ReadsEveryKvDtype) {
   const AttentionCase cases[] = {{8, 4, 128, 16}, {16, 4, 64, 5}, {4, 2, 96, 16}, {4, 1, 96, 16, 64}};
   for (DType dtype : {DType::F16, DType::BF16, DType::Q8_0})
     for (const AttentionCase& c : cases) run_case(c, dtype);
+}
+
+// Sliding windows shorter than, equal to and longer than the sequences (70, 1, 40 and 17 positions;
+// the batch's queries: 30..69, 0, 39, 5..16), over block sizes that divide the window and that do not.
+TEST(PagedAttention, SlidingWindow) {
+  const AttentionCase cases[] = {
+      {8, 4, 128, 16, 0, 16},   // GQA 2:1, the window one block
+      {8, 4, 128, 16, 0, 19},   // a block size that does not divide it
+      {16, 4, 64, 5, 0, 10},    // GQA 4:1, two blocks of 5
+      {16, 4, 64, 5, 0, 12},
+      {4, 4, 64, 16, 0, 1},     // each query sees itself only
+      {8, 2, 128, 32, 0, 40},   // as long as seq 2, shorter than seq 0
+      {6, 2, 80, 16, 0, 70},    // as long as the longest sequence: full attention
+      {4, 1, 96, 8, 0, 1000},   // longer than every sequence
+      {32, 1, 64, 16, 0, 24},   // a group wider than one 16-query tile
+      {2, 1, 256, 7, 0, 30},
+      {4, 2, 48, 16, 0, 9},     // no fast kernel: the reference
+      {4, 1, 96, 16, 64, 20},   // values inside the key rows
+  };
+  for (const AttentionCase& c : cases) run_case(c);
+  const AttentionCase dtype_cases[] = {{8, 4, 128, 16, 0, 19}, {16, 4, 64, 5, 0, 12}, {4, 2, 96, 16, 0, 16},
+                                       {4, 1, 96, 16, 64, 20}};
+  for (DType dtype : {DType::F16, DType::BF16, DType::Q8_0})
+    for (const AttentionCase& c : dtype_cases) run_case(c, dtype);
 }
 
 // Multi-head latent attention: one row [latent | rotary key] per position serves as every head's
