@@ -189,6 +189,12 @@ void inspect(const InspectOptions& o) {
     out["routed_scaling"] = c.routed_scaling;
   }
   if (c.rope_dim() != c.head_dim) out["rotary_dim"] = c.rope_dim();
+  int64_t num_window_layers = 0;
+  for (int64_t layer = 0; layer < c.num_layers; ++layer) num_window_layers += c.layer_window(layer) > 0;
+  if (num_window_layers > 0) {
+    out["sliding_window"] = c.sliding_window;
+    out["sliding_window_layers"] = num_window_layers;
+  }
   if (c.is_mla()) {
     out["attention"] = "mla";
     out["q_lora_rank"] = c.q_lora_rank;
@@ -235,6 +241,9 @@ void inspect(const InspectOptions& o) {
                  : fmt::format(", {} scaling x{} over a {}-token original context", rs.type, rs.factor,
                                rs.type == "yarn" ? rs.original_max_position : c.max_position),
              c.rope_dim() != c.head_dim ? fmt::format(", on {} of {} head dims", c.rope_dim(), c.head_dim) : "");
+  if (num_window_layers > 0)
+    fmt::print("attention     sliding window of {} tokens on {} of {} layers\n", c.sliding_window, num_window_layers,
+               c.num_layers);
   fmt::print("KV cache      {} per token ({}{}), {} at full context\n", human_bytes(double(kv.bytes_per_token())),
              dtype_name(kv.dtype), kv_others, human_bytes(double(kv.bytes_per_token()) * double(c.max_context())));
   fmt::print("chat template {}\n", opened.tokenizer.chat_template.empty() ? "none" : "yes");

@@ -117,8 +117,9 @@ void DecoderModel::forward_stage(const StepInput& input, kv::KvPool& kv, Workspa
 
   for (int64_t i = 0; i < int64_t(layers_.size()); ++i) {
     const DecoderLayer& layer = layers_[size_t(i)];
-    const kernels::KvLayerView kv_layer{kv.k(i),        kv.v(i),     shape.block_size,        shape.num_kv_heads,
-                                        shape.head_dim, shape.dtype, shape.shared_value_dim};
+    const kernels::KvLayerView kv_layer{kv.k(i),        kv.v(i),     shape.block_size,
+                                        shape.num_kv_heads, shape.head_dim, shape.dtype,
+                                        shape.shared_value_dim, config_.layer_window(shard_.layer_begin + i)};
     be.rmsnorm(a.x, layer.attn_norm.data(), a.h, num_tokens, hidden, config_.rms_norm_eps);
     layer.attention->forward(be, a.h, a.y, step, kv_layer, ws);
     add_block_output(layer.attention->partial(), a.x, a.y, num_tokens * hidden);

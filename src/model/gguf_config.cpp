@@ -157,6 +157,10 @@ ModelConfig read_gguf_config(const format::GgufFile& gguf) {
   c.rope_theta = checked_float(gguf.find_float(a + "rope.freq_base").value_or(10000.0), "rope.freq_base", source);
   c.rope_style = c.arch == "llama" || c.arch == "deepseek2" ? RopeStyle::Interleaved : RopeStyle::Neox;
   read_gguf_rope_scaling(gguf, a, c);
+  // A window on every layer, under the key llama.cpp gives its windowed families. Its converter
+  // writes none for MistralForCausalLM: a llama.cpp file of Mistral 7B v0.1 runs full attention
+  // here as in llama.cpp (llmesh's tiny Mistral file carries the key, to match its config.json).
+  if (c.arch == "llama") c.sliding_window = gguf.find_int(a + "attention.sliding_window").value_or(0);
 
   if (c.arch == "glm4moe" || c.arch == "deepseek2") {
     // block_count includes the multi-token-prediction layers at the end; they are not loaded.

@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "core/error.h"
-#include "core/log.h"
 
 namespace llmesh::model {
 
@@ -89,21 +88,47 @@ void read_rope_scaling(const ju::Json& config, ModelConfig& c, const std::string
   s.truncate = ju::find_bool(rs, "truncate", source).value_or(true);
 }
 
-// Mistral 7B v0.1 (and Qwen2 configs with use_sliding_window) attend to the last `sliding_window`
-// tokens only. llmesh attends to everything, which is the same up to the window: so the context is
-// capped there, and says so. Later Mistral models set sliding_window null.
-void cap_at_sliding_window(const ju::Json& config, ModelConfig& c, const std::string& source) {
+// A Mistral checkpoint: MistralForCausalLM, or model_type mistral without `architectures`.
+bool is_mistral(const ju::Json& config, const std::string& source) {
+  auto it = config.find("architectures");
+  if (it != config.end() && it->is_array() && !it->empty() && (*it)[0].is_string())
+    return (*it)[0].get<std::string>() == "MistralForCausalLM";
+  return ju::find_string(config, "model_type", source) == "mistral";
+}
+
+// Sliding-window attention (ModelConfig::sliding_window): Mistral 7B v0.1 windows every layer
+// (later Mistral models set sliding_window null; Llama's config has no window). Qwen2 and Qwen3
+// configs name a window they use only with use_sliding_window, and then, as HF's default
+// layer_types has it, on the layers from max_window_layers (default 28) on. An explicit
+// `layer_types` list ("sliding_attention" / "full_attention") says which layers.
+void read_sliding_window(const ju::Json& config, ModelConfig& c, const std::string& source) {
   auto window = config.find("sliding_window");
   if (window == config.end() || window->is_null()) return;
-  const bool used = c.arch == "llama" || ju::find_bool(config, "use_sliding_window", source).value_or(false);
-  if (!used) return;  // Qwen2/Qwen3 configs name a window they do not use
+  const bool qwen = c.arch == "qwen2" || c.arch == "qwen3" || c.arch == "qwen3moe";
+  const bool used = qwen ? ju::find_bool(config, "use_sliding_window", source).value_or(false)
+                         : c.arch == "llama" && is_mistral(config, source);
+  if (!used) return;
   const int64_t tokens = ju::get_int(config, "sliding_window", source);
   check(tokens > 0, "{}: sliding_window {} must be positive", source, tokens);
-  if (tokens >= c.max_context()) return;
-  log_warn("{}: sliding-window attention ({} tokens) is not implemented; the context is capped at the window, "
-           "where full attention gives the same result",
-           source, tokens);
+  std::vector<bool> layers;  // empty: every layer
+  auto types = config.find("layer_types");
+  if (types != config.end() && !types->is_null()) {
+    check(types->is_array() && int64_t(types->size()) == c.num_layers, "{}: layer_types must list the {} layers",
+          source, c.num_layers);
+    for (const ju::Json& type : *types) {
+      check(type == "sliding_attention" || type == "full_attention",
+            "{}: layer type {} is neither sliding_attention nor full_attention (unsupported)", source, type.dump());
+      layers.push_back(type == "sliding_attention");
+    }
+  } else if (qwen) {
+    if (c.num_layers < 1 || c.num_layers > (int64_t(1) << 16)) return;  // check_model_config reports it
+    const int64_t full_layers = ju::find_int(config, "max_window_layers", source).value_or(28);
+    for (int64_t layer = 0; layer < c.num_layers; ++layer) layers.push_back(layer >= full_layers);
+  }
+  if (std::none_of(layers.begin(), layers.end(), [](bool w) { return w; }) && !layers.empty()) return;
+  if (std::all_of(layers.begin(), layers.end(), [](bool w) { return w; })) layers.clear();
   c.sliding_window = tokens;
+  c.window_layers = std::move(layers);
 }
 
 // GLM-4.5's config.json: partial rotary, optional q/k norm, dense leading layers, and the
@@ -213,7 +238,7 @@ ModelConfig parse_hf_config(const ju::Json& config, const std::string& source) {
   c.rope_theta = number("rope_theta", 10000.0);
   c.rope_style = RopeStyle::Neox;  // HF checkpoints use rotate_half pairs for every family
   read_rope_scaling(config, c, source);
-  cap_at_sliding_window(config, c, source);
+  read_sliding_window(config, c, source);
   c.tie_word_embeddings = ju::find_bool(config, "tie_word_embeddings", source).value_or(false);
   // Qwen2 always has q/k/v biases; the others only when the config says so.
   c.attention_bias = c.arch == "qwen2" || ju::find_bool(config, "attention_bias", source).value_or(false);

@@ -38,9 +38,6 @@ float mla_score_factor(const ModelConfig& config) {
   return float(m * m);
 }
 
-int64_t ModelConfig::max_context() const {
-  const int64_t context = scaled_context(*this);
-  return sliding_window > 0 ? std::min(context, sliding_window) : context;
-}
+int64_t ModelConfig::max_context() const { return scaled_context(*this); }
 
 }  // namespace llmesh::model

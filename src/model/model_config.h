@@ -66,9 +66,14 @@ struct ModelConfig {
   bool tie_word_embeddings = false;  // output projection reuses token_embd
   bool attention_bias = false;       // q/k/v projections have biases (Qwen2)
   bool qk_norm = false;              // per-head RMSNorm of q and k before RoPE (Qwen3)
-  // Every layer attends to the last `sliding_window` tokens only (Mistral 7B v0.1); 0: no window.
-  // Attention here is full, which is the same up to the window, so max_context() stops there.
+  // Sliding-window attention: a windowed layer's query at position p attends to the keys
+  // p - sliding_window < j <= p only (its last sliding_window positions, itself included; HF's
+  // and llama.cpp's convention); 0: no window. Which layers: every one when window_layers is
+  // empty (Mistral 7B v0.1), else those whose flag is set, one flag per layer (Qwen2's
+  // max_window_layers, HF `layer_types`; later Gemma 2/3 and gpt-oss, whose local layers
+  // alternate with global ones). The window does not limit the context: max_context() ignores it.
   int64_t sliding_window = 0;
+  std::vector<bool> window_layers;  // [num_layers] or empty (all)
 
   // Multi-head latent attention (DeepSeek V2 / V3, Kimi K2) when kv_lora_rank > 0. Then head_dim is
   // the query/key head width qk_nope_dim + rope_dim() (what scores are scaled by), num_kv_heads is 1
@@ -97,10 +102,14 @@ struct ModelConfig {
   bool is_moe() const { return num_experts > 0; }
   bool is_moe_layer(int64_t layer) const { return is_moe() && layer >= first_dense_layers; }
   int64_t rope_dim() const { return rotary_dim > 0 ? rotary_dim : head_dim; }
+  // The window of layer `layer` (0: full attention): what its KvLayerView::window is.
+  int64_t layer_window(int64_t layer) const {
+    return sliding_window > 0 && (window_layers.empty() || window_layers[size_t(layer)]) ? sliding_window : 0;
+  }
   int64_t shared_expert_intermediate() const { return moe_intermediate_size * num_shared_experts; }
   // The longest context the model runs: max_position, stretched by RoPE scaling (linear and
   // dynamic: max_position x factor; yarn: original x factor, at least max_position; llama3: unchanged,
-  // its max_position is already the long one); at most sliding_window. --ctx-size may not exceed it.
+  // its max_position is already the long one). --ctx-size may not exceed it.
   int64_t max_context() const;
   // Values per cached row (one row per position and kv head): head_dim for K and V each, or for
   // MLA one row of [latent | rotary key] whose latent part doubles as the values.

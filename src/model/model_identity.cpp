@@ -46,6 +46,12 @@ std::string model_identity(const WeightStore& weights, const ModelConfig& config
                                          s.attn_factor_multiplier, s.ext_factor, s.truncate);
     XXH3_64bits_update(state, rope.data(), rope.size());
   }
+  // So does a sliding window: past it, every layer's input (and the K/V above layer 0) differs.
+  if (config.sliding_window > 0) {
+    std::string window = fmt::format("window|{}|", config.sliding_window);
+    for (bool windowed : config.window_layers) window += windowed ? '1' : '0';
+    XXH3_64bits_update(state, window.data(), window.size());
+  }
   const uint64_t digest = XXH3_64bits_digest(state);
   XXH3_freeState(state);
   return fmt::format("{:016x}", digest);

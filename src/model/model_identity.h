@@ -6,7 +6,8 @@
 // file replaced in place gets a new identity; the same file under another
 // path (or on another host, which a router can predict) keeps it. Cost: at
 // most ~64 KiB read per tensor, computed once at load. A RoPE scaling, when
-// there is one, is hashed too: it changes every cached K.
+// there is one, is hashed too: it changes every cached K; so is a sliding
+// window, which changes the K/V cached past it.
 #pragma once
 
 #include <string>

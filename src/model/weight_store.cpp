@@ -112,6 +112,9 @@ void check_model_config(const ModelConfig& c, const std::string& source) {
         "{}: rotary dims {} (head_dim * partial_rotary_factor) must be even and in [2, head_dim {}]", source,
         c.rotary_dim, c.head_dim);
   check_range(c.max_position, 1, kMaxPosition, "max_position", source);
+  check_range(c.sliding_window, 0, kMaxPosition, "sliding_window", source);
+  check(c.window_layers.empty() || int64_t(c.window_layers.size()) == c.num_layers,
+        "{}: {} sliding-window layer flags for {} layers", source, c.window_layers.size(), c.num_layers);
   if (c.is_mla()) {
     check_range(c.kv_lora_rank, 1, kMaxWidth, "kv_lora_rank", source);
     check_range(c.q_lora_rank, 0, kMaxWidth, "q_lora_rank", source);

@@ -67,7 +67,8 @@ check(info["parameters"] - info["active_parameters"] == moe["num_hidden_layers"]
       "inspect active parameters of the MoE model")
 
 # Mistral / Devstral checkpoints (MistralForCausalLM) are Llama's blocks: tiny-llama3's weights
-# under a Mistral config give the same logits; a sliding window caps the context (with a warning).
+# under a Mistral config give the same logits; a sliding window changes them past it, and no
+# longer caps the context.
 import shutil, tempfile
 with tempfile.TemporaryDirectory() as tmp:
     mistral = os.path.join(tmp, "tiny-mistral")
@@ -82,11 +83,17 @@ with tempfile.TemporaryDirectory() as tmp:
     check(llama["output_ids"] == as_mistral["output_ids"] and
           open(f"{tmp}/llama.json", "rb").read() == open(f"{tmp}/mistral.json", "rb").read(),
           "MistralForCausalLM = LlamaForCausalLM on the same weights (tokens and logits)")
-    cfg["sliding_window"] = 1024
+    cfg["sliding_window"] = 4
     json.dump(cfg, open(f"{mistral}/config.json", "w"))
     info = subprocess.run([llmesh, "inspect", "--model", mistral, "--json"], capture_output=True, text=True, timeout=60)
-    check(json.loads(info.stdout)["context_length"] == 1024 and "sliding-window attention (1024 tokens)" in info.stderr,
-          "a Mistral sliding window caps the context, with a warning")
+    j = json.loads(info.stdout)
+    check(j["context_length"] == cfg["max_position_embeddings"] and j["sliding_window"] == 4 and
+          j["sliding_window_layers"] == cfg["num_hidden_layers"] and "sliding" not in info.stderr,
+          "a Mistral sliding window: inspect shows it, the context stays the model's, no warning")
+    windowed = run("run", "--model", mistral, *args, f"{tmp}/windowed.json")
+    check(windowed["output_ids"] != llama["output_ids"] or
+          open(f"{tmp}/windowed.json", "rb").read() != open(f"{tmp}/llama.json", "rb").read(),
+          "a 4-token window changes a 6-token prompt's logits")
 
 print(f"{failures} failed")
 sys.exit(1 if failures else 0)

@@ -1,7 +1,9 @@
 // Grouped-query self-attention over the paged KV cache, with the options the
 // supported families differ in: q/k/v biases (Qwen2), per-head q/k RMSNorm
 // (Qwen3), the RoPE pairing style and frequencies, and partial rotary (GLM-4.5:
-// RoPE on the first config.rope_dim() dims of each head only).
+// RoPE on the first config.rope_dim() dims of each head only). A sliding window
+// comes with the layer's KvLayerView (its `window`, which the decoder sets from
+// ModelConfig::layer_window) and is the kernel's to apply.
 #pragma once
 
 #include <vector>

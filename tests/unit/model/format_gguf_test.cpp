@@ -531,6 +531,16 @@ TEST(FormatGguf, LlamaAndQwen2Options) {
   EXPECT_EQ(t.vocab.pre_tokenizer, "llama3");
   EXPECT_TRUE(t.vocab.ignore_merges);
   EXPECT_TRUE(t.vocab.add_bos_token);
+  EXPECT_EQ(m.config.sliding_window, 0);
+
+  // llama.attention.sliding_window: a window on every layer (llama.cpp's key; its Mistral files have none).
+  test::GgufWriter windowed = test::tiny_gguf_writer(llama);
+  windowed.kv_u32("llama.attention.sliding_window", 16);
+  const ModelConfig w = read_gguf_config(parse(windowed.build()));
+  EXPECT_EQ(w.sliding_window, 16);
+  EXPECT_EQ(w.layer_window(0), 16);
+  EXPECT_EQ(w.layer_window(1), 16);
+  EXPECT_EQ(w.max_context(), 4096);  // the window does not cap the context
 
   TinySpec qwen2;
   qwen2.arch = "qwen2";

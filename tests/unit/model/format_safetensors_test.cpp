@@ -276,6 +276,62 @@ TEST(FormatHf, ConfigParsing) {
   EXPECT_NE(err(moe).find("num_experts_per_token"), std::string::npos);
 }
 
+// Sliding-window attention: Mistral windows every layer, and the window no longer caps the context;
+// a Llama config's window is not used (HF's Llama has none); Qwen2/Qwen3 use theirs only with
+// use_sliding_window, on the layers from max_window_layers on, or on those layer_types names.
+TEST(FormatHf, SlidingWindow) {
+  TinySpec llama_spec;
+  llama_spec.arch = "llama";
+  Json mistral = test::tiny_hf_config(llama_spec);
+  mistral["architectures"] = {"MistralForCausalLM"};
+  mistral["model_type"] = "mistral";
+  mistral["max_position_embeddings"] = 32768;
+  mistral["sliding_window"] = 4096;  // Mistral 7B v0.1
+  ModelConfig c = parse_hf_config(mistral, "config.json");
+  EXPECT_EQ(c.arch, "llama");
+  EXPECT_EQ(c.sliding_window, 4096);
+  EXPECT_TRUE(c.window_layers.empty());
+  EXPECT_EQ(c.layer_window(0), 4096);
+  EXPECT_EQ(c.layer_window(1), 4096);
+  EXPECT_EQ(c.max_context(), 32768);
+  mistral.erase("architectures");  // model_type alone says Mistral too
+  EXPECT_EQ(parse_hf_config(mistral, "config.json").sliding_window, 4096);
+  mistral["sliding_window"] = nullptr;  // later Mistral models
+  EXPECT_EQ(parse_hf_config(mistral, "config.json").sliding_window, 0);
+  auto err = [](const Json& j) { return error_of([&] { parse_hf_config(j, "cfg/config.json"); }); };
+  mistral["sliding_window"] = 0;
+  EXPECT_NE(err(mistral).find("sliding_window 0 must be positive"), std::string::npos);
+
+  Json llama = test::tiny_hf_config(llama_spec);
+  llama["sliding_window"] = 16;
+  EXPECT_EQ(parse_hf_config(llama, "config.json").sliding_window, 0);
+
+  TinySpec qwen_spec;  // qwen3, 2 layers
+  Json qwen = test::tiny_hf_config(qwen_spec);
+  qwen["sliding_window"] = 16;
+  EXPECT_EQ(parse_hf_config(qwen, "config.json").sliding_window, 0);  // use_sliding_window absent
+  qwen["use_sliding_window"] = true;
+  qwen["max_window_layers"] = 1;
+  c = parse_hf_config(qwen, "config.json");
+  EXPECT_EQ(c.sliding_window, 16);
+  EXPECT_EQ(c.window_layers, (std::vector<bool>{false, true}));
+  EXPECT_EQ(c.layer_window(0), 0);
+  EXPECT_EQ(c.layer_window(1), 16);
+  qwen["max_window_layers"] = 0;  // every layer
+  c = parse_hf_config(qwen, "config.json");
+  EXPECT_EQ(c.sliding_window, 16);
+  EXPECT_TRUE(c.window_layers.empty());
+  qwen.erase("max_window_layers");  // HF's default, 28: no layer of 2
+  EXPECT_EQ(parse_hf_config(qwen, "config.json").sliding_window, 0);
+  qwen["layer_types"] = {"sliding_attention", "full_attention"};
+  c = parse_hf_config(qwen, "config.json");
+  EXPECT_EQ(c.window_layers, (std::vector<bool>{true, false}));
+  qwen["layer_types"] = {"sliding_attention"};
+  EXPECT_NE(err(qwen).find("layer_types must list the 2 layers"), std::string::npos);
+  qwen["layer_types"] = {"chunked_attention", "full_attention"};
+  EXPECT_NE(err(qwen).find("layer type \"chunked_attention\" is neither"), std::string::npos);
+}
+
 // GLM-4.5's config.json (Glm4MoeForCausalLM) and its tensor names; and the errors a broken
 // GLM model must give: expert groups that do not divide the experts, a missing shared expert.
 Json glm4_moe_config() {

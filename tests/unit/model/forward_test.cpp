@@ -209,6 +209,36 @@ TEST(Forward, ReferenceBackendMatchesBestBackend) {
   }
 }
 
+// A sliding window reaches the kernels per layer: one past every position changes nothing, a short
+// one changes the logits past it; a chunked prefill then gives a one-step prefill's logits, and the
+// reference backend the fast one's.
+TEST(Forward, SlidingWindow) {
+  ModelFiles files = open_tiny("llama");
+  ThreadPool pool(2);
+  const auto full = create_model(files, pool);
+  files.config.sliding_window = 9;  // script_b's positions are 0..8
+  const auto wide = create_model(files, pool);
+  files.config.sliding_window = 3;
+  const auto best = create_model(files, std::make_shared<kernels::CpuBackend>(pool));
+  const auto ref = create_model(files, std::make_shared<kernels::CpuBackend>(pool, kernels::reference_cpu_kernels()));
+  files.config.window_layers = {true, false};
+  const auto first_layer = create_model(files, pool);
+  auto ws = full->make_workspace({});
+  auto ws_best = best->make_workspace({}), ws_ref = ref->make_workspace({});
+  const std::vector<float> want = run_script(*full, script_b(), *ws);
+  EXPECT_TRUE(bitwise_equal(run_script(*wide, script_b(), *wide->make_workspace({})), want));
+  const std::vector<float> windowed = run_script(*best, script_b(), *ws_best);
+  EXPECT_GT(nmse(windowed, want), 1e-4);
+  EXPECT_LT(nmse(run_script(*ref, script_b(), *ws_ref), windowed), 1e-8);
+  const std::vector<float> one_layer = run_script(*first_layer, script_b(), *first_layer->make_workspace({}));
+  EXPECT_GT(nmse(one_layer, want), 1e-6);
+  EXPECT_GT(nmse(one_layer, windowed), 1e-6);
+  // script_b's sequence as one prefill of positions 0..6, then decodes of 7 and 8.
+  const std::vector<StepInput> one_prefill = {make_step({{2, {20, 21, 22, 23, 24, 25, 26}, 0, true}}),
+                                              make_step({{2, {27}, 7, true}}), make_step({{2, {28}, 8, true}})};
+  EXPECT_LT(nmse(run_script(*best, one_prefill, *ws_best), windowed), 1e-10);
+}
+
 // The CPU backend, except that it claims no matmul for F16 weights.
 class NoF16Backend final : public kernels::Backend {
  public:

@@ -41,5 +41,21 @@ TEST(ModelIdentity, FollowsContentNotPath) {
   EXPECT_NE(a, identity_of(dir / "c.gguf"));
 }
 
+// A sliding window changes the K/V cached past it: the same weights with and without one (or
+// with it on other layers) have other identities.
+TEST(ModelIdentity, IncludesTheSlidingWindow) {
+  const auto dir = test::fresh_dir("model_identity_window");
+  test::write_file(dir / "a.gguf", test::tiny_gguf_writer(test::TinySpec{}).build());
+  const model::ModelFiles files = open_model((dir / "a.gguf").string());
+  model::ModelConfig every_layer = files.config;
+  every_layer.sliding_window = 16;
+  model::ModelConfig layer_0 = every_layer;
+  layer_0.window_layers = {true, false};
+  const std::string full = model_identity(files.weights, files.config);
+  EXPECT_NE(full, model_identity(files.weights, every_layer));
+  EXPECT_NE(full, model_identity(files.weights, layer_0));
+  EXPECT_NE(model_identity(files.weights, every_layer), model_identity(files.weights, layer_0));
+}
+
 }  // namespace
 }  // namespace llmesh
