@@ -19,6 +19,7 @@
 Exit status 0 when everything holds.
 """
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -297,7 +298,7 @@ def max_rel(a, b):
 # what the forward pass reads beyond the basic shapes, compared between a file's spec and the model's
 SPEC_FIELDS = ("first_k_dense_replace", "n_shared_experts", "n_group", "topk_group", "routed_scaling_factor",
                "num_experts_per_tok", "moe_intermediate_size", "norm_topk_prob", "sigmoid_router", "rotary_dim",
-               "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+               "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "sliding_window")
 
 
 def expected_gguf_metadata(spec):
@@ -405,6 +406,13 @@ def check_forward(models_dir, spec, hf_weights, reference):
     for begin, end in ((0, 3), (3, 4), (4, 20), (20, len(sequence))):
         parts.append(model.forward(sequence[begin:end], cache, all_logits=True))
     expect(max_rel(np.concatenate(parts), full) < 1e-10, "chunked prefill through the KV cache == one pass")
+    if spec.sliding_window:   # else the golden check could not tell a window from full attention
+        w = spec.sliding_window
+        plain = forward.Transformer(dataclasses.replace(spec, sliding_window=None), hf_weights).forward(
+            sequence, forward.KVCache(spec.num_layers), all_logits=True)
+        past = max_rel(plain[w:], full[w:])
+        expect(max_rel(plain[:w], full[:w]) < 1e-12 and past > 0.1,
+               f"sliding window {w}: full attention's logits up to it, others past it (rel {past:.2f})")
     ref_logits = np.fromfile(os.path.join(models_dir, entry["last_logits_file"]), dtype="<f4")
     expect(max_rel(ref_logits, full[len(entry["ids"]) - 1]) < 1e-6, "stored reference logits reproduce")
     # the f32 GGUF run from what the file alone says (as the stand-in engine does)

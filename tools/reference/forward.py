@@ -1,9 +1,13 @@
-"""Straight numpy forward pass (float64) of Llama 3 / Qwen2 / Qwen3 / Qwen3-MoE /
+"""Straight numpy forward pass (float64) of Llama 3 / Mistral / Qwen2 / Qwen3 / Qwen3-MoE /
 GLM-4.5 (glm4_moe) / DeepSeek V2 (deepseek_v2) / DeepSeek V3 (deepseek_v3) decoder-only models over HF-layout weights.
 
 Per layer: h += o_proj(attention(rope(q), rope(k), v)) on rmsnorm(h);
            h += mlp(rmsnorm(h)), mlp = SwiGLU or a top-k mixture of SwiGLU experts.
 Logits = rmsnorm(h) @ W_out^T (W_out = embeddings when tied).
+
+Mistral, from transformers' modeling_mistral (its sliding-window causal mask): with
+sliding_window w the query at position p sees the keys j with p - w < j <= p, in every layer.
+The cache keeps all keys; the mask drops the old ones.
 
 GLM-4.5, from transformers' modeling_glm4_moe (Glm4MoeAttention, Glm4MoeMoE):
   RoPE on the first rotary_dim = head_dim * partial_rotary_factor dims of each head
@@ -118,7 +122,9 @@ class Transformer:
             v = np.concatenate([cache.values[layer], v], axis=0)
         cache.keys[layer], cache.values[layer] = k, v
         key_positions = np.arange(k.shape[0])          # [S]
-        mask = key_positions[None, :] > positions[:, None]   # [T, S] True = future
+        mask = key_positions[None, :] > positions[:, None]   # [T, S] True = future (or out of the window)
+        if spec.sliding_window:
+            mask |= key_positions[None, :] <= positions[:, None] - spec.sliding_window
         heads_per_kv = spec.num_heads // spec.num_kv_heads
         out = np.empty((num_tokens, spec.num_heads, head_dim))
         for head in range(spec.num_heads):

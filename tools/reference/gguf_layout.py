@@ -233,6 +233,9 @@ def add_model_metadata(writer, spec, dtype_name, file_type):
     writer.add_f32(f"{arch}.rope.freq_base", spec.rope_theta)
     writer.add_u32(f"{arch}.rope.dimension_count", spec.rotary_dim)
     writer.add_u32(f"{arch}.vocab_size", spec.vocab_size)
+    if spec.sliding_window:
+        # llama.cpp's key for its windowed families; its converter writes none for Mistral
+        writer.add_u32(f"{arch}.attention.sliding_window", spec.sliding_window)
     kind = rope.scaling_type(spec)
     if kind in ("yarn", "linear"):   # llama3 goes in rope_freqs.weight
         writer.add_string(f"{arch}.rope.scaling.type", kind)

@@ -14,8 +14,9 @@ _HF_ARCH = {"llama": ("LlamaForCausalLM", "llama"), "qwen2": ("Qwen2ForCausalLM"
             "deepseek2": ("DeepseekV3ForCausalLM", "deepseek_v3")}
 # deepseek2 files of DeepSeek V2 (softmax router, expert_gating_func 1 or absent) and V3 (sigmoid, 2)
 _DEEPSEEK_V2 = ("DeepseekV2ForCausalLM", "deepseek_v2")
-_GGUF_ARCH_BY_MODEL_TYPE = {**{v[1]: k for k, v in _HF_ARCH.items()}, "deepseek_v2": "deepseek2"}
-_TOKENIZER_BY_MODEL_TYPE = {"llama": "llama3", "deepseek_v2": "deepseek_v3",
+_GGUF_ARCH_BY_MODEL_TYPE = {**{v[1]: k for k, v in _HF_ARCH.items()}, "deepseek_v2": "deepseek2",
+                           "mistral": "llama"}
+_TOKENIZER_BY_MODEL_TYPE = {"llama": "llama3", "mistral": "llama3", "deepseek_v2": "deepseek_v3",
                             "deepseek_v3": "deepseek_v3"}   # others: qwen3
 
 
@@ -56,6 +57,7 @@ def spec_from_hf_config(config, name="model"):
         attention_bias=model_type == "qwen2" or ((glm or deepseek) and config.get("attention_bias", False)),
         qk_norm=model_type in ("qwen3", "qwen3_moe") or (glm and config.get("use_qk_norm", False)),
         rope_scaling=config.get("rope_scaling"),
+        sliding_window=config.get("sliding_window") if model_type == "mistral" else None,
         num_experts=config.get("n_routed_experts", 0) if glm or deepseek else config.get("num_experts", 0),
         num_experts_per_tok=config.get("num_experts_per_tok", 0),
         moe_intermediate_size=config.get("moe_intermediate_size", 0),
@@ -129,6 +131,7 @@ def spec_from_gguf(gguf):
         vocab_size=get("vocab_size", len(meta["tokenizer.ggml.tokens"])),
         max_position_embeddings=get("context_length"), rope_theta=float(get("rope.freq_base")),
         rope_scaling=rope_scaling, rms_norm_eps=float(get("attention.layer_norm_rms_epsilon")),
+        sliding_window=get("attention.sliding_window") if arch == "llama" else None,
         tie_word_embeddings="output.weight" not in tensors,
         attention_bias="blk.0.attn_q.bias" in tensors, qk_norm="blk.0.attn_q_norm.weight" in tensors,
         num_experts=get("expert_count", 0), num_experts_per_tok=get("expert_used_count", 0),

@@ -18,9 +18,10 @@ TOKENIZER_DIRS = {
 @dataclass
 class ModelSpec:
     name: str
-    hf_architecture: str          # LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM / Qwen3MoeForCausalLM /
-                                  # Glm4MoeForCausalLM / DeepseekV2ForCausalLM / DeepseekV3ForCausalLM
-    hf_model_type: str            # llama / qwen2 / qwen3 / qwen3_moe / glm4_moe / deepseek_v2 / deepseek_v3
+    hf_architecture: str          # LlamaForCausalLM / MistralForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM /
+                                  # Qwen3MoeForCausalLM / Glm4MoeForCausalLM / DeepseekV2ForCausalLM /
+                                  # DeepseekV3ForCausalLM
+    hf_model_type: str            # llama / mistral / qwen2 / qwen3 / qwen3_moe / glm4_moe / deepseek_v2 / deepseek_v3
     gguf_architecture: str        # llama / qwen2 / qwen3 / qwen3moe / glm4moe / deepseek2
     tokenizer: str                # key of TOKENIZER_DIRS
     hidden_size: int
@@ -37,6 +38,8 @@ class ModelSpec:
     attention_bias: bool = False   # q/k/v biases (Qwen2)
     qk_norm: bool = False          # per-head RMSNorm of q and k (Qwen3)
     rope_scaling: dict = None      # HF rope_scaling (llama3, yarn, linear, dynamic), or None
+    # Mistral's sliding window: every layer's query at p sees keys p - sliding_window < j <= p only
+    sliding_window: int = None
     num_experts: int = 0           # > 0: every layer's MLP is a mixture of experts
     num_experts_per_tok: int = 0
     moe_intermediate_size: int = 0
@@ -121,6 +124,8 @@ class ModelSpec:
             del config["head_dim"]
         if self.hf_model_type == "llama":
             config.update(attention_bias=False, mlp_bias=False, pretraining_tp=1)
+        if self.hf_model_type == "mistral":
+            config.update(sliding_window=self.sliding_window)
         if self.hf_model_type in ("qwen2", "qwen3", "qwen3_moe"):
             config.update(use_sliding_window=False, sliding_window=None,
                           max_window_layers=self.num_layers)
@@ -198,6 +203,17 @@ TINY_MODELS = {
                       "high_freq_factor": 4.0, "original_max_position_embeddings": 64},
         bos_token_id=128000, eos_token_ids=[128009, 128001, 128008], pad_token_id=None,
         add_bos_token=True, seed=10001),
+    # Mistral 7B v0.1's blocks (Llama's, with GQA 4:2 and theta 1e4) and its sliding window, at a
+    # window the golden prompts' 6, 15 and 48 tokens plus 32 greedy ones all go past; head_dim 32
+    # takes the fast attention kernels. Llama 3's tokenizer stands in for Mistral's.
+    "tiny-mistral": ModelSpec(
+        name="tiny-mistral", hf_architecture="MistralForCausalLM", hf_model_type="mistral",
+        gguf_architecture="llama", tokenizer="llama3", vocab_size=LLAMA3_VOCAB,
+        hidden_size=64, num_layers=2, num_heads=4, num_kv_heads=2, head_dim=32,
+        intermediate_size=128, max_position_embeddings=32768, rope_theta=10000.0,
+        rms_norm_eps=1e-5, tie_word_embeddings=False, sliding_window=16,
+        bos_token_id=128000, eos_token_ids=[128009, 128001, 128008], pad_token_id=None,
+        add_bos_token=True, seed=49001),
     "tiny-qwen2": ModelSpec(
         name="tiny-qwen2", hf_architecture="Qwen2ForCausalLM", hf_model_type="qwen2",
         gguf_architecture="qwen2", hidden_size=64, num_layers=2, num_heads=4, num_kv_heads=2,
