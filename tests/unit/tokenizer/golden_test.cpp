@@ -64,7 +64,7 @@ TEST_P(GoldenTest, DecodeAndStreamRoundTrip) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Tokenizers, GoldenTest,
-                         ::testing::Values("qwen3", "llama3_1", "deepseek_v3", "mistral_nemo"));
+                         ::testing::Values("qwen3", "llama3_1", "deepseek_v3", "mistral_nemo", "gptoss"));
 
 }  // namespace
 }  // namespace llmesh
