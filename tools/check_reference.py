@@ -386,9 +386,10 @@ def check_model_files(models_dir, spec, hf_weights, reference):
                    f"{variant.key}: BOS / EOS ids are tokenizer_config's bos_token / eos_token")
             wanted_type = gw.GGML_TYPE_BY_NAME[variant.dtype]
             types_ok = all(
-                info[1] == (wanted_type if len(info[0]) >= 2 and not name.endswith("ffn_gate_inp.weight") else gw.GGML_F32)
+                info[1] == (wanted_type if len(info[0]) >= 2 and not name.endswith(("ffn_gate_inp.weight", ".bias"))
+                            else gw.GGML_F32)
                 for name, info in gguf.tensor_infos.items())
-            expect(types_ok, f"{variant.key}: matrices in {variant.dtype}, 1-D tensors and router in F32")
+            expect(types_ok, f"{variant.key}: matrices in {variant.dtype}, 1-D tensors, biases and router in F32")
         same = set(loaded) == set(expected) and all(np.array_equal(loaded[n], expected[n]) for n in expected)
         expect(same, f"{variant.key}: {len(loaded)} tensors read back == the reference's weights")
 

@@ -187,7 +187,9 @@ void inspect(const InspectOptions& o) {
     out["expert_groups"] = c.expert_groups;
     out["expert_groups_used"] = c.expert_groups_used;
     out["routed_scaling"] = c.routed_scaling;
+    if (c.swiglu_limit > 0) out["swiglu_limit"] = c.swiglu_limit;
   }
+  if (c.attention_sinks) out["attention_sinks"] = true;
   if (c.rope_dim() != c.head_dim) out["rotary_dim"] = c.rope_dim();
   int64_t num_window_layers = 0;
   for (int64_t layer = 0; layer < c.num_layers; ++layer) num_window_layers += c.layer_window(layer) > 0;
@@ -244,6 +246,8 @@ void inspect(const InspectOptions& o) {
   if (num_window_layers > 0)
     fmt::print("attention     sliding window of {} tokens on {} of {} layers\n", c.sliding_window, num_window_layers,
                c.num_layers);
+  if (c.attention_sinks) fmt::print("attention     a learned sink logit per head\n");
+  if (c.swiglu_limit > 0) fmt::print("experts       clamped SwiGLU (limit {})\n", c.swiglu_limit);
   fmt::print("KV cache      {} per token ({}{}), {} at full context\n", human_bytes(double(kv.bytes_per_token())),
              dtype_name(kv.dtype), kv_others, human_bytes(double(kv.bytes_per_token()) * double(c.max_context())));
   fmt::print("chat template {}\n", opened.tokenizer.chat_template.empty() ? "none" : "yes");

@@ -219,7 +219,7 @@ void bench_attention(kernels::CpuBackend& cpu, double min_seconds) {
     std::vector<float> q(size_t(num_tokens * num_heads * head_dim), 0.1f), out(q.size());
     kernels::AttentionBatch batch{num_tokens, positions.data(), seq.data(), tables};
     const double seconds = Timer::best_of(
-        min_seconds, [&] { cpu.paged_attention(q.data(), out.data(), batch, kv, num_heads, 0.088f); });
+        min_seconds, [&] { cpu.paged_attention(q.data(), out.data(), batch, kv, num_heads, 0.088f, nullptr); });
     std::printf("[%s] paged attention %s (16 q heads, 8 kv heads, head_dim 128, %s KV): %.3f ms per layer",
                 cpu.kernels().name, num_tokens == 1 ? "decode, 1 token at context 4096" : "prefill, 512 tokens",
                 std::string(dtype_name(dtype)).c_str(), seconds * 1e3);
@@ -233,7 +233,7 @@ void bench_attention(kernels::CpuBackend& cpu, double min_seconds) {
     std::vector<float> q(size_t(num_heads * head_dim), 0.1f), out(q.size());
     kernels::AttentionBatch batch{1, &position, &seq, tables};
     const double seconds = Timer::best_of(
-        min_seconds, [&] { cpu.paged_attention(q.data(), out.data(), batch, windowed, num_heads, 0.088f); });
+        min_seconds, [&] { cpu.paged_attention(q.data(), out.data(), batch, windowed, num_heads, 0.088f, nullptr); });
     std::printf("[%s] paged attention decode, 1 token at context 4096, window 1024 (%s KV): %.3f ms per layer\n",
                 cpu.kernels().name, std::string(dtype_name(dtype)).c_str(), seconds * 1e3);
   }

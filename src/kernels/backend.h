@@ -132,6 +132,10 @@ class Backend {
                        float eps) = 0;
   // out = gate * sigmoid(gate) * up (SwiGLU). out may alias gate or up.
   virtual void silu_mul(const float* gate, const float* up, float* out, int64_t n) = 0;
+  // gpt-oss's clamped SwiGLU (Op::SiluMul too): g = min(gate, limit), u = clamp(up, -limit, limit),
+  // out = g * sigmoid(alpha * g) * (u + 1). out may alias gate or up.
+  virtual void clamped_swiglu(const float* gate, const float* up, float* out, int64_t n, float alpha,
+                              float limit) = 0;
   // Each row of x: [num_rows, dim] = softmax(row), subtracting the row's max first so large logits do
   // not overflow; -inf gets 0.
   virtual void softmax_inplace(float* x, int64_t num_rows, int64_t dim) = 0;
@@ -158,8 +162,10 @@ class Backend {
   // K/V of every such position must already be in the pool (call store_kv first).
   // q: [num_tokens, num_heads, head_dim], out: [num_tokens, num_heads, kv.v_dim()] f32 (out must
   // not alias q); V is the first v_dim() values of each V row (MLA: of each K row).
+  // sinks (gpt-oss's attention sinks), when not null: sinks[h] is one more logit in head h's softmax
+  // denominator, unscaled, with no value (it takes probability mass from every key); [num_heads].
   virtual void paged_attention(const float* q, float* out, const AttentionBatch& batch, const KvLayerView& kv,
-                               int64_t num_heads, float scale) = 0;
+                               int64_t num_heads, float scale, const float* sinks) = 0;
   // Writes k_new/v_new [num_tokens, num_kv_heads, head_dim] into the pool at
   // slot_mapping[t] = block * block_size + offset. A negative slot skips that token (padding).
   // v_new is nullptr exactly when the values live in the K rows (kv.v == kv.k: MLA).

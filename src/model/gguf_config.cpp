@@ -14,17 +14,20 @@ namespace {
 
 using format::json_util::checked_float;
 
-constexpr const char* kSupportedArchs[] = {"llama", "qwen2", "qwen3", "qwen3moe", "glm4moe", "deepseek2"};
+constexpr const char* kSupportedArchs[] = {"llama", "qwen2", "qwen3", "qwen3moe", "glm4moe", "deepseek2", "gpt-oss"};
 
 constexpr const char* kExpertStacks[] = {"ffn_gate_exps", "ffn_up_exps", "ffn_down_exps"};
 
-// "blk.12.ffn_up_exps.weight" -> true with prefix "blk.12.ffn_up_exps".
-bool is_stacked_expert_tensor(const std::string& name, std::string* stem) {
+// "blk.12.ffn_up_exps.weight" -> true with prefix "blk.12.ffn_up_exps" and kind "weight"; the
+// experts' biases (gpt-oss), "blk.12.ffn_up_exps.bias", are stacked the same way.
+bool is_stacked_expert_tensor(const std::string& name, std::string* stem, std::string* kind) {
   if (name.rfind("blk.", 0) != 0) return false;
-  const std::string suffix = ".weight";
+  const bool bias = name.size() > 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
+  const std::string suffix = bias ? ".bias" : ".weight";
   if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
     return false;
   }
+  *kind = suffix.substr(1);
   const std::string without_suffix = name.substr(0, name.size() - suffix.size());
   const size_t dot = without_suffix.rfind('.');
   if (dot == std::string::npos) return false;
@@ -128,6 +131,25 @@ void read_gguf_mla(const format::GgufFile& gguf, const std::string& a, ModelConf
   }
 }
 
+// gpt-oss: a mixture of experts in every layer, routed by a softmax over the top-k logits (a
+// softmax over all, renormalized), attention sinks, and windowed even layers (llama.cpp's
+// swa pattern 2: layer l is windowed when l % 2 == 0).
+void read_gguf_gpt_oss(const format::GgufFile& gguf, const std::string& a, ModelConfig& c) {
+  c.num_experts = gguf.get_int(a + "expert_count");
+  c.num_experts_per_token = gguf.get_int(a + "expert_used_count");
+  c.moe_intermediate_size = gguf.get_int(a + "expert_feed_forward_length");
+  c.intermediate_size = gguf.find_int(a + "feed_forward_length").value_or(c.moe_intermediate_size);
+  c.norm_topk_prob = true;
+  c.attention_sinks = true;
+  c.swiglu_limit = 7.0f;  // gpt-oss's; llama.cpp's files carry no key for it
+  // YaRN's ramp ends stay fractional, as gpt-oss's config.json says (rope_scaling.truncate false).
+  if (c.rope_scaling.enabled()) c.rope_scaling.truncate = false;
+  c.sliding_window = gguf.find_int(a + "attention.sliding_window").value_or(0);
+  if (c.sliding_window > 0 && c.num_layers > 0 && c.num_layers <= (int64_t(1) << 16)) {
+    for (int64_t layer = 0; layer < c.num_layers; ++layer) c.window_layers.push_back(layer % 2 == 0);
+  }
+}
+
 }  // namespace
 
 bool is_supported_gguf_arch(const std::string& arch) {
@@ -139,7 +161,8 @@ ModelConfig read_gguf_config(const format::GgufFile& gguf) {
   ModelConfig c;
   c.arch = gguf.get_string("general.architecture");
   check(is_supported_gguf_arch(c.arch),
-        "{}: unknown architecture '{}' (llmesh supports llama, qwen2, qwen3, qwen3moe, glm4moe, deepseek2)", source,
+        "{}: unknown architecture '{}' (llmesh supports llama, qwen2, qwen3, qwen3moe, glm4moe, deepseek2, gpt-oss)",
+        source,
         c.arch);
   const std::string a = c.arch + ".";
   c.hidden_size = gguf.get_int(a + "embedding_length");
@@ -171,6 +194,8 @@ ModelConfig read_gguf_config(const format::GgufFile& gguf) {
     c.rotary_dim = gguf.find_int(a + "rope.dimension_count").value_or(c.head_dim);
     if (c.arch == "deepseek2") read_gguf_mla(gguf, a, c);
     read_gguf_routed_experts(gguf, a, c);
+  } else if (c.arch == "gpt-oss") {
+    read_gguf_gpt_oss(gguf, a, c);
   } else if (c.arch == "qwen3moe") {
     c.num_experts = gguf.get_int(a + "expert_count");
     c.num_experts_per_token = gguf.get_int(a + "expert_used_count");
@@ -202,25 +227,27 @@ ModelConfig read_gguf_config(const format::GgufFile& gguf) {
 
 void add_gguf_weights(const format::GgufFile& gguf, WeightStore& weights, int64_t num_layers) {
   if (gguf.mapping()) weights.keep_mapping(gguf.mapping());
-  const bool glm4moe = gguf.find_string("general.architecture").value_or("") == "glm4moe";
+  const std::string arch = gguf.find_string("general.architecture").value_or("");
+  const bool post_attention_norm = arch == "glm4moe" || arch == "gpt-oss";
   for (const Tensor& t : gguf.tensors()) {
     weights.add_file_tensor(t);
     const int64_t layer = gguf_layer_of(t.name);
     if (num_layers >= 0 && layer >= num_layers) continue;  // multi-token-prediction layers (glm4moe), unused
-    if (glm4moe && layer >= 0) {
-      // glm4moe names the post-attention norm after HF's module; it is every family's ffn_norm.
+    if (post_attention_norm && layer >= 0) {
+      // glm4moe and gpt-oss name the post-attention norm after HF's module; it is every family's ffn_norm.
       const std::string post = "blk." + std::to_string(layer) + ".post_attention_norm.weight";
       if (t.name == post) {
         weights.add("blk." + std::to_string(layer) + ".ffn_norm.weight", t);
         continue;
       }
     }
-    std::string stem;
-    if (is_stacked_expert_tensor(t.name, &stem)) {
-      check(t.num_dims() == 3, "{}: expert tensor '{}' should be 3-D {{experts, out, in}}, got {}", gguf.path(), t.name,
-            t.shape_string());
+    std::string stem, kind;
+    if (is_stacked_expert_tensor(t.name, &stem, &kind)) {
+      const int64_t dims = kind == "weight" ? 3 : 2;
+      check(t.num_dims() == dims, "{}: expert tensor '{}' should be {}-D {{experts, {}}}, got {}", gguf.path(), t.name,
+            dims, kind == "weight" ? "out, in" : "out", t.shape_string());
       for (int64_t e = 0; e < t.shape[0]; ++e) {
-        weights.add(stem + "." + std::to_string(e) + ".weight", t.index(e));
+        weights.add(stem + "." + std::to_string(e) + "." + kind, t.index(e));
       }
       continue;
     }

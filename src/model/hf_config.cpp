@@ -29,6 +29,7 @@ constexpr ArchName kArchs[] = {
     {"DeepseekV2ForCausalLM", "deepseek_v2", "deepseek2"},
     {"DeepseekV3ForCausalLM", "deepseek_v3", "deepseek2"},  // also Kimi K2 (model_type kimi_k2)
     {"DeepseekV3ForCausalLM", "kimi_k2", "deepseek2"},
+    {"GptOssForCausalLM", "gpt_oss", "gpt-oss"},
 };
 
 std::string arch_from_config(const ju::Json& config, const std::string& source) {
@@ -42,7 +43,8 @@ std::string arch_from_config(const ju::Json& config, const std::string& source) 
     }
     fail(
         "{}: unknown architecture '{}' (llmesh supports LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
-        "Qwen3ForCausalLM, Qwen3MoeForCausalLM, Glm4MoeForCausalLM, DeepseekV2ForCausalLM, DeepseekV3ForCausalLM)",
+        "Qwen3ForCausalLM, Qwen3MoeForCausalLM, Glm4MoeForCausalLM, DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, "
+        "GptOssForCausalLM)",
         source, hf_class);
   }
   auto model_type = ju::find_string(config, "model_type", source);
@@ -106,7 +108,7 @@ void read_sliding_window(const ju::Json& config, ModelConfig& c, const std::stri
   if (window == config.end() || window->is_null()) return;
   const bool qwen = c.arch == "qwen2" || c.arch == "qwen3" || c.arch == "qwen3moe";
   const bool used = qwen ? ju::find_bool(config, "use_sliding_window", source).value_or(false)
-                         : c.arch == "llama" && is_mistral(config, source);
+                         : c.arch == "gpt-oss" || (c.arch == "llama" && is_mistral(config, source));
   if (!used) return;
   const int64_t tokens = ju::get_int(config, "sliding_window", source);
   check(tokens > 0, "{}: sliding_window {} must be positive", source, tokens);
@@ -124,6 +126,9 @@ void read_sliding_window(const ju::Json& config, ModelConfig& c, const std::stri
     if (c.num_layers < 1 || c.num_layers > (int64_t(1) << 16)) return;  // check_model_config reports it
     const int64_t full_layers = ju::find_int(config, "max_window_layers", source).value_or(28);
     for (int64_t layer = 0; layer < c.num_layers; ++layer) layers.push_back(layer >= full_layers);
+  } else if (c.arch == "gpt-oss") {  // GptOssConfig's default layer_types: windowed even layers
+    if (c.num_layers < 1 || c.num_layers > (int64_t(1) << 16)) return;
+    for (int64_t layer = 0; layer < c.num_layers; ++layer) layers.push_back(layer % 2 == 0);
   }
   if (std::none_of(layers.begin(), layers.end(), [](bool w) { return w; }) && !layers.empty()) return;
   if (std::all_of(layers.begin(), layers.end(), [](bool w) { return w; })) layers.clear();
@@ -206,6 +211,24 @@ void read_deepseek(const ju::Json& config, ModelConfig& c, const std::string& so
   }
 }
 
+// gpt-oss: every layer a mixture of num_local_experts experts of intermediate_size, routed by a
+// softmax over the top-k router logits (= a softmax over all renormalized over the top k), with
+// the clamped SwiGLU at swiglu_limit; attention sinks and q/k/v/o biases in every layer.
+void read_gpt_oss(const ju::Json& config, ModelConfig& c, const std::string& source) {
+  c.num_experts = ju::get_int(config, "num_local_experts", source);
+  std::optional<int64_t> per_token = ju::find_int(config, "num_experts_per_tok", source);
+  if (!per_token) per_token = ju::find_int(config, "experts_per_token", source);
+  check(per_token.has_value(), "{}: gpt_oss config has no 'num_experts_per_tok'", source);
+  c.num_experts_per_token = *per_token;
+  c.moe_intermediate_size = ju::get_int(config, "intermediate_size", source);
+  c.intermediate_size = c.moe_intermediate_size;
+  c.norm_topk_prob = true;
+  c.attention_sinks = true;
+  c.swiglu_limit =
+      ju::checked_float(ju::find_number(config, "swiglu_limit", source).value_or(7.0), "swiglu_limit", source);
+  check(c.swiglu_limit > 0, "{}: swiglu_limit {} must be positive", source, c.swiglu_limit);
+}
+
 // Parses a decimal layer/expert index at s[pos...] up to `end_char`; advances pos.
 bool parse_index(const std::string& s, size_t& pos, std::string* digits) {
   const size_t start = pos;
@@ -248,6 +271,8 @@ ModelConfig parse_hf_config(const ju::Json& config, const std::string& source) {
     read_glm4_moe(config, c, source);
   } else if (c.arch == "deepseek2") {
     read_deepseek(config, c, source);
+  } else if (c.arch == "gpt-oss") {
+    read_gpt_oss(config, c, source);
   } else if (c.arch == "qwen3moe") {
     c.num_experts = ju::get_int(config, "num_experts", source);
     c.num_experts_per_token = ju::get_int(config, "num_experts_per_tok", source);
@@ -315,7 +340,10 @@ std::optional<std::string> hf_tensor_to_canonical(const std::string& hf_name) {
   if (dot == std::string::npos) return std::nullopt;
   const std::string kind = rest.substr(dot + 1);
   const std::string module = rest.substr(0, dot);
-  if (kind != "weight" && kind != "bias" && kind != "e_score_correction_bias") return std::nullopt;
+  if (kind != "weight" && kind != "bias" && kind != "e_score_correction_bias" && kind != "sinks") return std::nullopt;
+  if (kind == "sinks") {  // gpt-oss: one logit per head
+    return module == "self_attn" ? std::optional<std::string>(blk + "attn_sinks.weight") : std::nullopt;
+  }
 
   if (kind == "e_score_correction_bias") {
     return module == "mlp.gate" ? std::optional<std::string>(blk + "exp_probs_b.bias") : std::nullopt;
@@ -327,6 +355,7 @@ std::optional<std::string> hf_tensor_to_canonical(const std::string& hf_name) {
       {"self_attn.k_norm", "attn_k_norm"}, {"post_attention_layernorm", "ffn_norm"},
       {"mlp.gate_proj", "ffn_gate"},       {"mlp.up_proj", "ffn_up"},
       {"mlp.down_proj", "ffn_down"},       {"mlp.gate", "ffn_gate_inp"},
+      {"mlp.router", "ffn_gate_inp"},  // gpt-oss
       {"mlp.shared_experts.gate_proj", "ffn_gate_shexp"},
       {"mlp.shared_experts.up_proj", "ffn_up_shexp"},
       {"mlp.shared_experts.down_proj", "ffn_down_shexp"},

@@ -46,7 +46,7 @@ struct RopeScaling {
 
 struct ModelConfig {
   // Architecture family as registered in model/registry: "llama", "qwen2", "qwen3", "qwen3moe", "glm4moe",
-  // "deepseek2".
+  // "deepseek2", "gpt-oss".
   std::string arch;
   int64_t vocab_size = 0;
   int64_t hidden_size = 0;
@@ -66,6 +66,9 @@ struct ModelConfig {
   bool tie_word_embeddings = false;  // output projection reuses token_embd
   bool attention_bias = false;       // q/k/v projections have biases (Qwen2)
   bool qk_norm = false;              // per-head RMSNorm of q and k before RoPE (Qwen3)
+  // A learned logit per head in each softmax's denominator, with no value (gpt-oss's attention
+  // sinks, blk.N.attn_sinks.weight): a head can put its attention nowhere.
+  bool attention_sinks = false;
   // Sliding-window attention: a windowed layer's query at position p attends to the keys
   // p - sliding_window < j <= p only (its last sliding_window positions, itself included; HF's
   // and llama.cpp's convention); 0: no window. Which layers: every one when window_layers is
@@ -97,6 +100,10 @@ struct ModelConfig {
   int64_t expert_groups = 1;       // n_group: experts in equal consecutive groups
   int64_t expert_groups_used = 1;  // topk_group: experts are chosen within this many best groups
   float routed_scaling = 1.0f;     // routed_scaling_factor: multiplies the routed experts' weights
+  // > 0: the experts' activation is gpt-oss's clamped SwiGLU at this limit (swiglu_limit, 7):
+  // g = min(gate, limit), u = clamp(up, -limit, limit), g * sigmoid(1.702 g) * (u + 1). The
+  // router's and experts' biases (gpt-oss) are optional tensors, used wherever a file has them.
+  float swiglu_limit = 0.0f;
 
   bool is_mla() const { return kv_lora_rank > 0; }
   bool is_moe() const { return num_experts > 0; }

@@ -12,6 +12,7 @@
 #include "format/safetensors.h"
 #include "model/gguf_config.h"
 #include "model/hf_config.h"
+#include "model/hf_fused_experts.h"
 
 namespace llmesh::model {
 
@@ -104,6 +105,7 @@ ModelFiles open_hf_directory(const std::string& path) {
         ++num_past_last_layer;
         continue;
       }
+      if (add_hf_fused_experts(t, hf_layer_of(t.name), files.weights)) continue;
       std::optional<std::string> canonical = hf_tensor_to_canonical(t.name);
       if (!canonical) {
         if (num_ignored++ == 0) first_ignored = t.name;

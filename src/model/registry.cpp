@@ -22,6 +22,7 @@ const std::map<std::string, Factory>& registry() {
       {"qwen3moe", create_qwen3_moe},
       {"glm4moe", create_glm4_moe},
       {"deepseek2", create_deepseek2},
+      {"gpt-oss", create_gpt_oss},
   };
   return factories;
 }

@@ -157,6 +157,8 @@ void check_model_config(const ModelConfig& c, const std::string& source) {
     }
     check(std::isfinite(c.routed_scaling) && c.routed_scaling > 0 && c.routed_scaling < 1e6f,
           "{}: routed_scaling_factor {} is out of range", source, c.routed_scaling);
+    check(std::isfinite(c.swiglu_limit) && c.swiglu_limit >= 0 && c.swiglu_limit < 1e6f,
+          "{}: swiglu_limit {} is out of range", source, c.swiglu_limit);
   } else {
     check_range(c.intermediate_size, 1, kMaxWidth, "intermediate_size", source);
   }
@@ -241,6 +243,7 @@ void check_weights_match_config(const WeightStore& weights, const ModelConfig& c
       shapes.require(blk + "attn_v.bias", {kv_dim});
     }
     shapes.optional(blk + "attn_output.bias", {hidden});
+    if (c.attention_sinks) shapes.require(blk + "attn_sinks.weight", {c.num_heads});
     if (c.qk_norm) {
       shapes.require(blk + "attn_q_norm.weight", {c.head_dim});
       shapes.require(blk + "attn_k_norm.weight", {c.head_dim});
@@ -249,6 +252,7 @@ void check_weights_match_config(const WeightStore& weights, const ModelConfig& c
     if (c.is_moe_layer(layer)) {
       const int64_t ffn = c.moe_intermediate_size;
       shapes.require(blk + "ffn_gate_inp.weight", {c.num_experts, hidden});
+      shapes.optional(blk + "ffn_gate_inp.bias", {c.num_experts});
       if (c.router_bias) shapes.require(blk + "exp_probs_b.bias", {c.num_experts});
       if (c.num_shared_experts > 0) {
         const int64_t shared = c.shared_expert_intermediate();
@@ -261,6 +265,10 @@ void check_weights_match_config(const WeightStore& weights, const ModelConfig& c
         shapes.require(blk + "ffn_gate_exps" + suffix, {ffn, hidden});
         shapes.require(blk + "ffn_up_exps" + suffix, {ffn, hidden});
         shapes.require(blk + "ffn_down_exps" + suffix, {hidden, ffn});
+        const std::string bias = "." + std::to_string(e) + ".bias";
+        shapes.optional(blk + "ffn_gate_exps" + bias, {ffn});
+        shapes.optional(blk + "ffn_up_exps" + bias, {ffn});
+        shapes.optional(blk + "ffn_down_exps" + bias, {hidden});
       }
     } else {
       const int64_t ffn = c.intermediate_size;

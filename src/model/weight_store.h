@@ -27,6 +27,8 @@ class WeightStore {
 
   // Keeps a mapping alive for as long as the store.
   void keep_mapping(std::shared_ptr<const MappedFile> mapping);
+  // Keeps a buffer the store's views point into (tensors converted at load) alive as long.
+  void keep_buffer(std::shared_ptr<const uint8_t[]> buffer) { buffers_.push_back(std::move(buffer)); }
   // A tensor as stored in a file (for `llmesh inspect`; stacked expert tensors appear once).
   void add_file_tensor(const Tensor& tensor);
   // A canonical view; Error on a duplicate name.
@@ -49,6 +51,7 @@ class WeightStore {
  private:
   std::string model_path_;
   std::vector<std::shared_ptr<const MappedFile>> mappings_;
+  std::vector<std::shared_ptr<const uint8_t[]>> buffers_;
   std::vector<Tensor> file_tensors_;
   std::unordered_map<std::string, Tensor> by_name_;
 };

@@ -24,6 +24,10 @@ constexpr std::string_view kDeepSeekV3Words =
 // Mistral's Tekken (Nemo, Small 3.x, Devstral): case-aware words, single digits.
 constexpr std::string_view kTekkenPattern =
     R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+// o200k (gpt-oss, GPT-4o; llama.cpp's "gpt-4o"): tekken's word classes with English contractions
+// folded into the words, and digits in runs of up to three.
+constexpr std::string_view kO200kPattern =
+    R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 constexpr std::string_view kGpt2Pattern =
     R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 
@@ -136,12 +140,14 @@ std::vector<std::string> PreTokenizer::patterns_for(std::string_view name) {
     return {std::string(kDeepSeekV3Digits), std::string(kDeepSeekV3Cjk), std::string(kDeepSeekV3Words)};
   }
   if (name == "tekken") return {std::string(kTekkenPattern)};
+  if (name == "gpt-4o" || name == "o200k") return {std::string(kO200kPattern)};
   if (name == "gpt2" || name == "gpt-2") return {std::string(kGpt2Pattern)};
-  fail("unknown pre-tokenizer '{}' (known: qwen2, llama3 or llama-bpe, deepseek-v3, tekken, gpt2 or gpt-2)", name);
+  fail("unknown pre-tokenizer '{}' (known: qwen2, llama3 or llama-bpe, deepseek-v3, tekken, gpt-4o, gpt2 or gpt-2)",
+       name);
 }
 
 std::string PreTokenizer::name_of(const std::vector<std::string>& patterns) {
-  for (const char* name : {"qwen2", "llama3", "deepseek-v3", "tekken", "gpt2"}) {
+  for (const char* name : {"qwen2", "llama3", "deepseek-v3", "tekken", "gpt-4o", "gpt2"}) {
     if (patterns_for(name) == patterns) return name;
   }
   return "";

@@ -48,6 +48,7 @@ def compare(name, base, got, rel_tol):
 dense, moe = f"{M}/tiny-qwen3-f32.gguf", f"{M}/tiny-qwen3moe-f32.gguf"
 glm = f"{M}/tiny-glm4moe-f32.gguf"  # shared experts (tensor-split with --tp, lane 0 with --ep), a dense layer 0
 deepseek = f"{M}/tiny-deepseek3-f32.gguf"  # multi-head latent attention: the latent rows move between stages
+gptoss = f"{M}/tiny-gptoss-f32.gguf"  # attention sinks split by head, expert biases split like their rows
 # Small steps and a small pool: chunked prefill and preemption happen in every run.
 engine = ["--max-batched-tokens", "16", "--kv-cache-tokens", "160", "--max-running-requests", "8"]
 for model, layouts in [
@@ -56,6 +57,7 @@ for model, layouts in [
            ("--ep 2 --pp 2", 4)]),
     (glm, [("--tp 2", 2), ("--ep 2", 2), ("--tp 2 --ep 2", 2), ("--ep 2 --pp 2", 4)]),
     (deepseek, [("--pp 2", 2), ("--ep 2", 2)]),
+    (gptoss, [("--tp 2", 2), ("--ep 2", 2), ("--pp 2", 2)]),
 ]:
     base = run(model, 1, *engine)
     check(base[1]["preemptions"] > 0 and base[1]["prefix_hit_tokens"] >= 16,

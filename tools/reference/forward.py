@@ -1,5 +1,6 @@
 """Straight numpy forward pass (float64) of Llama 3 / Mistral / Qwen2 / Qwen3 / Qwen3-MoE /
-GLM-4.5 (glm4_moe) / DeepSeek V2 (deepseek_v2) / DeepSeek V3 (deepseek_v3) decoder-only models over HF-layout weights.
+GLM-4.5 (glm4_moe) / DeepSeek V2 (deepseek_v2) / DeepSeek V3 (deepseek_v3) / gpt-oss (gpt_oss)
+decoder-only models over HF-layout weights.
 
 Per layer: h += o_proj(attention(rope(q), rope(k), v)) on rmsnorm(h);
            h += mlp(rmsnorm(h)), mlp = SwiGLU or a top-k mixture of SwiGLU experts.
@@ -37,6 +38,16 @@ DeepSeek V2 (deepseek_v2; V2-Lite's variant): the same MLA, q from q_proj when q
   MoE router scoring_func "softmax", topk_method "greedy": p = softmax over all routed experts'
   logits, the top-k p win (ties to the lower id), weights = those p (renormalized only when
   norm_topk_prob) * routed_scaling_factor; no correction bias, no groups; shared experts as above.
+
+gpt-oss, from its model card and transformers' GptOss config semantics:
+  attention: q/k/v/o with biases; per head a learned sink logit s_h joins the softmax's
+  denominator and carries no value: p_j = exp(a_j) / (exp(s_h) + sum_k exp(a_k)); layers with
+  layer_types "sliding_attention" (the even ones) see the last sliding_window keys, the others all.
+  RoPE rotate_half with YaRN (truncate false: the ramp's ends stay fractional).
+  MoE in every layer: logits = router(x) + bias; the top-k logits (ties to the lower id) are
+  softmaxed among themselves; each chosen expert e: gu = x @ gate_up_proj[e] + gate_up_proj_bias[e],
+  gate = gu[0::2], up = gu[1::2] (interleaved), gate = min(gate, limit), up = clamp(up, -limit,
+  limit), y = ((up + 1) * gate * sigmoid(1.702 gate)) @ down_proj[e] + down_proj_bias[e].
 
 `round_activations` (optional) is applied to every matmul input, to estimate how
 much an engine that rounds or quantizes activations moves the logits.
@@ -123,16 +134,22 @@ class Transformer:
         cache.keys[layer], cache.values[layer] = k, v
         key_positions = np.arange(k.shape[0])          # [S]
         mask = key_positions[None, :] > positions[:, None]   # [T, S] True = future (or out of the window)
-        if spec.sliding_window:
-            mask |= key_positions[None, :] <= positions[:, None] - spec.sliding_window
+        window = spec.layer_window(layer)
+        if window:
+            mask |= key_positions[None, :] <= positions[:, None] - window
+        sinks = self.w.get(p + "sinks")
         heads_per_kv = spec.num_heads // spec.num_kv_heads
         out = np.empty((num_tokens, spec.num_heads, head_dim))
         for head in range(spec.num_heads):
             kv_head = head // heads_per_kv
             scores = q[:, head, :] @ k[:, kv_head, :].T / np.sqrt(head_dim)   # [T, S]
             scores = np.where(mask, -np.inf, scores)
-            out[:, head, :] = softmax(scores) @ v[:, kv_head, :]
-        return self.linear(out.reshape(num_tokens, -1), p + "o_proj.weight")
+            if sinks is not None:   # one more logit per query, whose value is zero
+                probs = softmax(np.concatenate([scores, np.full((num_tokens, 1), sinks[head])], axis=1))[:, :-1]
+            else:
+                probs = softmax(scores)
+            out[:, head, :] = probs @ v[:, kv_head, :]
+        return self.linear(out.reshape(num_tokens, -1), p + "o_proj.weight", p + "o_proj.bias")
 
     def mla_attention(self, layer, x, positions, cache):
         """DeepSeek's multi-head latent attention, keys and values decompressed per head."""
@@ -226,8 +243,35 @@ class Transformer:
             weights = weights / np.sum(weights)
         return chosen, weights * spec.routed_scaling_factor
 
+    def gpt_oss_moe(self, layer, x):
+        spec, p = self.spec, f"model.layers.{layer}.mlp."
+        logits = self.linear(x, p + "router.weight", p + "router.bias")   # [T, experts]
+        k, limit = spec.num_experts_per_tok, spec.swiglu_limit
+        gate_up, gate_up_bias = self.w[p + "experts.gate_up_proj"], self.w[p + "experts.gate_up_proj_bias"]
+        down, down_bias = self.w[p + "experts.down_proj"], self.w[p + "experts.down_proj_bias"]
+        out = np.zeros_like(x)
+        for t in range(x.shape[0]):
+            order = np.argsort(-logits[t], kind="stable")
+            chosen = order[:k]
+            if k < spec.num_experts:
+                self.min_router_margin = min(self.min_router_margin, logits[t, order[k - 1]] - logits[t, order[k]])
+            weights = softmax(logits[t, chosen])
+            xt = x[t:t + 1]
+            if self.round_activations is not None:
+                xt = self.round_activations(xt)
+            for expert, weight in zip(chosen, weights):
+                gu = xt @ gate_up[expert] + gate_up_bias[expert]
+                gate, up = np.minimum(gu[:, 0::2], limit), np.clip(gu[:, 1::2], -limit, limit)
+                glu = (up + 1.0) * gate / (1.0 + np.exp(-1.702 * gate))
+                if self.round_activations is not None:
+                    glu = self.round_activations(glu)
+                out[t] += weight * (glu @ down[expert] + down_bias[expert])[0]
+        return out
+
     def moe(self, layer, x):
         spec, p = self.spec, f"model.layers.{layer}.mlp."
+        if spec.is_gpt_oss:
+            return self.gpt_oss_moe(layer, x)
         router_logits = self.linear(x, p + "gate.weight")        # [T, experts]
         bias = self.w.get(p + "gate.e_score_correction_bias", np.zeros(spec.num_experts))
         out = np.zeros_like(x)

@@ -36,14 +36,20 @@ _LAYER_NAMES = {
     "self_attn.q_b_proj.weight": "attn_q_b.weight",
     "self_attn.kv_a_proj_with_mqa.weight": "attn_kv_a_mqa.weight",
     "self_attn.kv_a_layernorm.weight": "attn_kv_a_norm.weight",
+    # gpt-oss
+    "self_attn.o_proj.bias": "attn_output.bias",
+    "self_attn.sinks": "attn_sinks.weight",
+    "mlp.router.weight": "ffn_gate_inp.weight",
+    "mlp.router.bias": "ffn_gate_inp.bias",
     # a multi-token-prediction layer's own tensors (llama.cpp's blk.N.nextn.*)
     "eh_proj.weight": "nextn.eh_proj.weight",
     "enorm.weight": "nextn.enorm.weight",
     "hnorm.weight": "nextn.hnorm.weight",
     "shared_head.norm.weight": "nextn.shared_head_norm.weight",
 }
-# glm4moe calls the post-attention norm after HF's module, not ffn_norm
-_ARCH_LAYER_NAMES = {"glm4moe": {"post_attention_layernorm.weight": "post_attention_norm.weight"}}
+# glm4moe and gpt-oss call the post-attention norm after HF's module, not ffn_norm
+_ARCH_LAYER_NAMES = {"glm4moe": {"post_attention_layernorm.weight": "post_attention_norm.weight"},
+                     "gpt-oss": {"post_attention_layernorm.weight": "post_attention_norm.weight"}}
 _GLOBAL_NAMES = {
     "model.embed_tokens.weight": "token_embd.weight",
     "model.norm.weight": "output_norm.weight",
@@ -77,6 +83,58 @@ def join_kv_b(k_b, v_b):
     """Inverse of split_kv_b."""
     per_head = np.concatenate([k_b.transpose(0, 2, 1), v_b], axis=1)
     return per_head.reshape(-1, per_head.shape[-1])
+
+
+# gpt-oss's fused HF expert tensors -> llama.cpp's stacked ones, {experts, out, in} (biases
+# {experts, out}): gate_up_proj's even columns are the gate, its odd ones the up projection.
+FUSED_EXPERTS = ("mlp.experts.gate_up_proj", "mlp.experts.gate_up_proj_bias", "mlp.experts.down_proj",
+                 "mlp.experts.down_proj_bias")
+
+
+def is_fused_expert(hf_name):
+    return hf_name.split(".", 3)[-1] in FUSED_EXPERTS
+
+
+def split_fused_experts(hf_name, array):
+    """-> [(GGUF name, array)] of one fused expert tensor."""
+    blk = "blk." + hf_name.split(".")[2]
+    leaf = hf_name.split(".", 3)[-1]
+    if leaf == "mlp.experts.gate_up_proj":   # [E, in, 2 out]
+        return [(f"{blk}.ffn_gate_exps.weight", np.ascontiguousarray(array[:, :, 0::2].transpose(0, 2, 1))),
+                (f"{blk}.ffn_up_exps.weight", np.ascontiguousarray(array[:, :, 1::2].transpose(0, 2, 1)))]
+    if leaf == "mlp.experts.gate_up_proj_bias":
+        return [(f"{blk}.ffn_gate_exps.bias", np.ascontiguousarray(array[:, 0::2])),
+                (f"{blk}.ffn_up_exps.bias", np.ascontiguousarray(array[:, 1::2]))]
+    if leaf == "mlp.experts.down_proj":   # [E, in, out]
+        return [(f"{blk}.ffn_down_exps.weight", np.ascontiguousarray(array.transpose(0, 2, 1)))]
+    return [(f"{blk}.ffn_down_exps.bias", array)]
+
+
+def join_fused_expert(hf_name, parts):
+    """Inverse of split_fused_experts: the arrays it returned, in its order -> the HF tensor."""
+    leaf = hf_name.split(".", 3)[-1]
+    if leaf in ("mlp.experts.gate_up_proj", "mlp.experts.gate_up_proj_bias"):
+        gate, up = parts
+        if leaf.endswith("_bias"):
+            joined = np.empty(gate.shape[:1] + (2 * gate.shape[1],), dtype=gate.dtype)
+            joined[:, 0::2], joined[:, 1::2] = gate, up
+        else:
+            joined = np.empty(gate.shape[:1] + (gate.shape[2], 2 * gate.shape[1]), dtype=gate.dtype)
+            joined[:, :, 0::2], joined[:, :, 1::2] = gate.transpose(0, 2, 1), up.transpose(0, 2, 1)
+        return joined
+    (down,) = parts
+    return down if leaf.endswith("_bias") else np.ascontiguousarray(down.transpose(0, 2, 1))
+
+
+def join_fused_experts(gguf_tensors, layer):
+    """One layer's stacked GGUF expert tensors -> {HF name: array} of its fused ones."""
+    blk, hf = f"blk.{layer}.", f"model.layers.{layer}."
+    sources = {"mlp.experts.gate_up_proj": ("ffn_gate_exps.weight", "ffn_up_exps.weight"),
+               "mlp.experts.gate_up_proj_bias": ("ffn_gate_exps.bias", "ffn_up_exps.bias"),
+               "mlp.experts.down_proj": ("ffn_down_exps.weight",),
+               "mlp.experts.down_proj_bias": ("ffn_down_exps.bias",)}
+    return {hf + leaf: join_fused_expert(hf + leaf, [gguf_tensors[blk + n] for n in names])
+            for leaf, names in sources.items()}
 
 
 def gguf_tensor_name(hf_name, arch=None):
@@ -123,6 +181,14 @@ def tensor_plan(spec, hf_infos, get_hf_chunks):
     stacked_done = set()
     for info in hf_infos:
         name = info.name
+        if is_fused_expert(name):
+            matrix = info.kind != "bias"
+            fake = np.zeros(info.shape, dtype=np.float32)   # only for the shapes
+            for index, (target, part) in enumerate(split_fused_experts(name, fake)):
+                plan.append(GGUFTensorPlan(target, part.shape, matrix,
+                                           lambda name=name, index=index:
+                                           [split_fused_experts(name, whole(name))[index][1]]))
+            continue
         if ".mlp.experts." in name:
             parts = name.split(".")
             layer, projection = parts[2], parts[6]
@@ -145,7 +211,7 @@ def tensor_plan(spec, hf_infos, get_hf_chunks):
                                        lambda name=name: [split_kv_b(whole(name), spec)[1]]))
             continue
         target = gguf_name(name, spec.gguf_architecture)
-        is_router = name.endswith("mlp.gate.weight")
+        is_router = name.endswith(("mlp.gate.weight", "mlp.router.weight"))
         takes_file_dtype = info.is_matrix and not is_router
         needs_permute = spec.gguf_architecture == "llama" and (
             "self_attn.q_proj." in name or "self_attn.k_proj." in name)
@@ -170,6 +236,10 @@ def hf_from_gguf(spec, gguf_tensors, unpermute=True):
     out = {}
     for name, value in gguf_tensors.items():
         if name == "rope_freqs.weight":
+            continue
+        if spec.is_gpt_oss and ("_exps." in name):
+            if name.endswith(".ffn_gate_exps.weight"):
+                out.update(join_fused_experts(gguf_tensors, name.split(".")[1]))
             continue
         if name in inverse_global:
             out[inverse_global[name]] = value
@@ -293,7 +363,7 @@ def merges(tokenizer_json):
 
 
 # llama.cpp's names for the pre-tokenizer regexes of each tokenizer
-GGUF_PRE_TOKENIZER = {"llama3": "llama-bpe", "qwen3": "qwen2", "deepseek_v3": "deepseek-v3"}
+GGUF_PRE_TOKENIZER = {"llama3": "llama-bpe", "qwen3": "qwen2", "deepseek_v3": "deepseek-v3", "gptoss": "gpt-4o"}
 
 
 def add_tokenizer_metadata(writer, spec, tokenizer_json, tokenizer_config):

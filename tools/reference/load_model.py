@@ -11,13 +11,13 @@ from . import gguf_layout, model_spec, rope, safetensors_io
 _HF_ARCH = {"llama": ("LlamaForCausalLM", "llama"), "qwen2": ("Qwen2ForCausalLM", "qwen2"),
             "qwen3": ("Qwen3ForCausalLM", "qwen3"), "qwen3moe": ("Qwen3MoeForCausalLM", "qwen3_moe"),
             "glm4moe": ("Glm4MoeForCausalLM", "glm4_moe"),
-            "deepseek2": ("DeepseekV3ForCausalLM", "deepseek_v3")}
+            "deepseek2": ("DeepseekV3ForCausalLM", "deepseek_v3"), "gpt-oss": ("GptOssForCausalLM", "gpt_oss")}
 # deepseek2 files of DeepSeek V2 (softmax router, expert_gating_func 1 or absent) and V3 (sigmoid, 2)
 _DEEPSEEK_V2 = ("DeepseekV2ForCausalLM", "deepseek_v2")
 _GGUF_ARCH_BY_MODEL_TYPE = {**{v[1]: k for k, v in _HF_ARCH.items()}, "deepseek_v2": "deepseek2",
                            "mistral": "llama"}
 _TOKENIZER_BY_MODEL_TYPE = {"llama": "llama3", "mistral": "llama3", "deepseek_v2": "deepseek_v3",
-                            "deepseek_v3": "deepseek_v3"}   # others: qwen3
+                            "deepseek_v3": "deepseek_v3", "gpt_oss": "gptoss"}   # others: qwen3
 
 
 def spec_from_hf_config(config, name="model"):
@@ -26,6 +26,7 @@ def spec_from_hf_config(config, name="model"):
     eos = config.get("eos_token_id")
     glm = model_type == "glm4_moe"
     deepseek = model_type in ("deepseek_v2", "deepseek_v3")
+    gpt_oss = model_type == "gpt_oss"
     if model_type == "deepseek_v2" and (config.get("scoring_func", "softmax"), config.get("topk_method", "greedy")) \
             != ("softmax", "greedy"):   # the reference runs V2's softmax router with greedy top-k only
         raise ValueError(f"{name}: DeepSeek V2 router {config.get('scoring_func')} / {config.get('topk_method')}")
@@ -45,7 +46,20 @@ def spec_from_hf_config(config, name="model"):
                            qk_nope_head_dim=config["qk_nope_head_dim"],
                            qk_rope_head_dim=config["qk_rope_head_dim"], v_head_dim=config["v_head_dim"])
         head_dim = config["qk_nope_head_dim"] + config["qk_rope_head_dim"]
-    return model_spec.ModelSpec(**arch_fields,
+    if gpt_oss:
+        # the reference windows the even layers; a config saying otherwise is not gpt-oss's
+        expected_types = ["full_attention" if l % 2 else "sliding_attention" for l in range(config["num_hidden_layers"])]
+        if config.get("layer_types", expected_types) != expected_types:
+            raise ValueError(f"{name}: gpt-oss layer_types other than alternating sliding/full")
+        arch_fields.update(swiglu_limit=config.get("swiglu_limit", 7.0), num_experts=config["num_local_experts"],
+                           moe_intermediate_size=config["intermediate_size"], norm_topk_prob=True,
+                           attention_bias=True)
+    return model_spec.ModelSpec(**{
+        "num_experts": config.get("n_routed_experts", 0) if glm or deepseek else config.get("num_experts", 0),
+        "moe_intermediate_size": config.get("moe_intermediate_size", 0),
+        "norm_topk_prob": config.get("norm_topk_prob", False),
+        "attention_bias": model_type == "qwen2" or ((glm or deepseek) and config.get("attention_bias", False)),
+        **arch_fields},
         name=name, hf_architecture=config["architectures"][0], hf_model_type=model_type,
         gguf_architecture=gguf_arch, tokenizer=_TOKENIZER_BY_MODEL_TYPE.get(model_type, "qwen3"),
         hidden_size=config["hidden_size"], num_layers=config["num_hidden_layers"],
@@ -54,14 +68,10 @@ def spec_from_hf_config(config, name="model"):
         intermediate_size=config["intermediate_size"], vocab_size=config["vocab_size"],
         max_position_embeddings=config["max_position_embeddings"], rope_theta=config["rope_theta"],
         rms_norm_eps=config["rms_norm_eps"], tie_word_embeddings=config.get("tie_word_embeddings", False),
-        attention_bias=model_type == "qwen2" or ((glm or deepseek) and config.get("attention_bias", False)),
         qk_norm=model_type in ("qwen3", "qwen3_moe") or (glm and config.get("use_qk_norm", False)),
         rope_scaling=config.get("rope_scaling"),
-        sliding_window=config.get("sliding_window") if model_type == "mistral" else None,
-        num_experts=config.get("n_routed_experts", 0) if glm or deepseek else config.get("num_experts", 0),
+        sliding_window=config.get("sliding_window") if model_type in ("mistral", "gpt_oss") else None,
         num_experts_per_tok=config.get("num_experts_per_tok", 0),
-        moe_intermediate_size=config.get("moe_intermediate_size", 0),
-        norm_topk_prob=config.get("norm_topk_prob", False),
         bos_token_id=config.get("bos_token_id"),
         eos_token_ids=eos if isinstance(eos, list) else [eos])
 
@@ -105,6 +115,11 @@ def spec_from_gguf(gguf):
             n_shared_experts=get("expert_shared_count", 0), n_group=get("expert_group_count", 1),
             topk_group=get("expert_group_used_count", 1),
             routed_scaling_factor=float(get("expert_weights_scale", 1.0)), num_nextn_predict_layers=nextn)
+    if arch == "gpt-oss":
+        # llama.cpp's gpt-oss keeps YaRN's ramp ends fractional, as gpt-oss's config.json says
+        rope_scaling["beta_fast"], rope_scaling["beta_slow"] = (float(get("rope.scaling.yarn_beta_fast", 32.0)),
+                                                                float(get("rope.scaling.yarn_beta_slow", 1.0)))
+        rope_scaling["truncate"] = False
     if arch == "glm4moe":
         arch_fields.update(partial_rotary_factor=get("rope.dimension_count") / get("attention.key_length"))
     if arch == "deepseek2":
@@ -131,7 +146,7 @@ def spec_from_gguf(gguf):
         vocab_size=get("vocab_size", len(meta["tokenizer.ggml.tokens"])),
         max_position_embeddings=get("context_length"), rope_theta=float(get("rope.freq_base")),
         rope_scaling=rope_scaling, rms_norm_eps=float(get("attention.layer_norm_rms_epsilon")),
-        sliding_window=get("attention.sliding_window") if arch == "llama" else None,
+        sliding_window=get("attention.sliding_window") if arch in ("llama", "gpt-oss") else None,
         tie_word_embeddings="output.weight" not in tensors,
         attention_bias="blk.0.attn_q.bias" in tensors, qk_norm="blk.0.attn_q_norm.weight" in tensors,
         num_experts=get("expert_count", 0), num_experts_per_tok=get("expert_used_count", 0),

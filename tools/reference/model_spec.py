@@ -12,6 +12,7 @@ TOKENIZER_DIRS = {
     "qwen3": os.path.join(REPO_ROOT, "assets/npm/tokenizer-qwen3/models"),
     "llama3": os.path.join(REPO_ROOT, "assets/npm/tokenizer-llama3_1/models"),
     "deepseek_v3": os.path.join(REPO_ROOT, "assets/npm/tokenizer-deepseek_v3/models"),
+    "gptoss": os.path.join(REPO_ROOT, "assets/npm/tokenizer-gptoss/models"),
 }
 
 
@@ -20,9 +21,10 @@ class ModelSpec:
     name: str
     hf_architecture: str          # LlamaForCausalLM / MistralForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM /
                                   # Qwen3MoeForCausalLM / Glm4MoeForCausalLM / DeepseekV2ForCausalLM /
-                                  # DeepseekV3ForCausalLM
-    hf_model_type: str            # llama / mistral / qwen2 / qwen3 / qwen3_moe / glm4_moe / deepseek_v2 / deepseek_v3
-    gguf_architecture: str        # llama / qwen2 / qwen3 / qwen3moe / glm4moe / deepseek2
+                                  # DeepseekV3ForCausalLM / GptOssForCausalLM
+    hf_model_type: str            # llama / mistral / qwen2 / qwen3 / qwen3_moe / glm4_moe / deepseek_v2 / deepseek_v3 /
+                                  # gpt_oss
+    gguf_architecture: str        # llama / qwen2 / qwen3 / qwen3moe / glm4moe / deepseek2 / gpt-oss
     tokenizer: str                # key of TOKENIZER_DIRS
     hidden_size: int
     num_layers: int
@@ -38,7 +40,8 @@ class ModelSpec:
     attention_bias: bool = False   # q/k/v biases (Qwen2)
     qk_norm: bool = False          # per-head RMSNorm of q and k (Qwen3)
     rope_scaling: dict = None      # HF rope_scaling (llama3, yarn, linear, dynamic), or None
-    # Mistral's sliding window: every layer's query at p sees keys p - sliding_window < j <= p only
+    # the sliding window: a windowed layer's query at p sees keys p - sliding_window < j <= p only;
+    # Mistral windows every layer, gpt-oss the even ones (layer_window)
     sliding_window: int = None
     num_experts: int = 0           # > 0: every layer's MLP is a mixture of experts
     num_experts_per_tok: int = 0
@@ -53,6 +56,10 @@ class ModelSpec:
     topk_group: int = 1
     routed_scaling_factor: float = 1.0
     num_nextn_predict_layers: int = 0   # extra layers past num_layers in the files, never run
+    # gpt-oss (gpt_oss): attention sinks, q/k/v/o biases, even layers windowed, a router with a bias
+    # whose top-k logits are softmaxed, fused interleaved gate_up experts with biases and the
+    # clamped SwiGLU at swiglu_limit (alpha 1.702)
+    swiglu_limit: float = 7.0
     # DeepSeek V3 (deepseek_v3): multi-head latent attention. q from a q_lora_rank bottleneck
     # (None: a plain q_proj); keys and values decompressed per head from one kv_lora_rank latent,
     # plus one qk_rope_head_dim RoPE key shared by all heads; v_head_dim per head
@@ -81,6 +88,16 @@ class ModelSpec:
     @property
     def sigmoid_router(self):
         return self.hf_model_type in ("glm4_moe", "deepseek_v3")
+
+    @property
+    def is_gpt_oss(self):
+        return self.hf_model_type == "gpt_oss"
+
+    def layer_window(self, layer):
+        """The sliding window of `layer` (None: full attention)."""
+        if not self.sliding_window or (self.is_gpt_oss and layer % 2 == 1):
+            return None
+        return self.sliding_window
 
     @property
     def is_mla(self):
@@ -164,6 +181,16 @@ class ModelSpec:
                           norm_topk_prob=self.norm_topk_prob, attention_bias=self.attention_bias,
                           ep_size=1, aux_loss_alpha=0.001, seq_aux=True,
                           num_nextn_predict_layers=self.num_nextn_predict_layers)
+        elif self.is_gpt_oss:
+            config.update(num_local_experts=self.num_experts, num_experts_per_tok=self.num_experts_per_tok,
+                          experts_per_token=self.num_experts_per_tok, intermediate_size=self.moe_intermediate_size,
+                          sliding_window=self.sliding_window,
+                          layer_types=["full_attention" if l % 2 else "sliding_attention"
+                                       for l in range(self.num_layers)],
+                          swiglu_limit=self.swiglu_limit, attention_bias=True,
+                          initial_context_length=self.rope_scaling["original_max_position_embeddings"],
+                          router_aux_loss_coef=0.9, output_router_logits=False,
+                          pad_token_id=self.pad_token_id)
         elif self.is_moe:
             config.update(num_experts=self.num_experts,
                           num_experts_per_tok=self.num_experts_per_tok,
@@ -188,6 +215,12 @@ DEEPSEEK_V3_VOCAB = 129280   # like DeepSeek V3: ids 128815.. are padding rows
 # <｜begin▁of▁sentence｜> 0, <｜end▁of▁sentence｜> 1 (also the tokenizer_config's pad token)
 DEEPSEEK_V3_TOKENS = dict(tokenizer="deepseek_v3", vocab_size=DEEPSEEK_V3_VOCAB, bos_token_id=0,
                           eos_token_ids=[1], pad_token_id=1, add_bos_token=True)
+
+GPTOSS_VOCAB = 201088   # like gpt-oss: ids 200019.. are padding rows
+# <|return|> 200002 and <|call|> 200012 end a turn (generation_config's eos ids, with <|endoftext|>
+# 199999, also the pad token); o200k_harmony adds no BOS (<|startoftext|> is 199998)
+GPTOSS_TOKENS = dict(tokenizer="gptoss", vocab_size=GPTOSS_VOCAB, bos_token_id=199998,
+                     eos_token_ids=[200002, 199999, 200012], pad_token_id=199999, add_bos_token=False)
 
 # Seeds picked by tools/search_seeds.py: no near-tie in the f32 greedy
 # continuations of the golden prompts, and continuations that do not just repeat.
@@ -284,6 +317,20 @@ TINY_MODELS = {
         first_k_dense_replace=1, num_experts=8, num_experts_per_tok=2, moe_intermediate_size=64,
         norm_topk_prob=False, n_shared_experts=2, n_group=1, topk_group=1, routed_scaling_factor=1.5,
         gguf_kv_b=True, seed=130007, **DEEPSEEK_V3_TOKENS),
+    # gpt-oss's blocks at tiny size: head_dim 64 and GQA 4:1 (gpt-oss: 64 heads over 8), sinks,
+    # q/k/v/o biases, layer 0 windowed (16: the prompts plus 32 greedy tokens go past it) and
+    # layer 1 full, YaRN as gpt-oss has it (theta 150000, factor 32 over 4096, ramp ends not
+    # truncated), 8 experts top-4 with router and expert biases and the clamped SwiGLU (its gates
+    # large enough that the clamp at 7 acts).
+    "tiny-gptoss": ModelSpec(
+        name="tiny-gptoss", hf_architecture="GptOssForCausalLM", hf_model_type="gpt_oss",
+        gguf_architecture="gpt-oss", hidden_size=64, num_layers=2, num_heads=8, num_kv_heads=2,
+        head_dim=64, intermediate_size=64, max_position_embeddings=131072, rope_theta=150000.0,
+        rms_norm_eps=1e-5, tie_word_embeddings=False, attention_bias=True, sliding_window=16,
+        rope_scaling={"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0,
+                      "original_max_position_embeddings": 4096, "truncate": False},
+        num_experts=8, num_experts_per_tok=4, moe_intermediate_size=64, norm_topk_prob=True,
+        seed=213008, **GPTOSS_TOKENS),
 }
 
 # Matmul in-dims that are multiples of 256, for the K-quants, IQ4_XS and MXFP4 (gguf only).

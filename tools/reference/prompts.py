@@ -36,7 +36,18 @@ DEEPSEEK_V3_PROMPTS = [
      23200, 305, 1047, 11737, 20057, 412, 260, 5763, 5002, 16, 8647, 29389, 5429, 396, 436, 515,
      5572, 513, 1093, 5803, 294, 10961, 14, 4204, 270, 552, 268, 10356, 521, 329, 1482],
 ]
-PROMPTS_BY_TOKENIZER = {"qwen3": QWEN_PROMPTS, "llama3": LLAMA3_PROMPTS, "deepseek_v3": DEEPSEEK_V3_PROMPTS}
+GPTOSS_PROMPTS = [
+    # "The capital of France is" (o200k_harmony adds no BOS)
+    [976, 9029, 328, 10128, 382],
+    # "<|start|>user<|message|>What is 2+2?<|end|><|start|>assistant" (gpt-oss's harmony format)
+    [200006, 1428, 200008, 4827, 382, 220, 17, 10, 17, 30, 200007, 200006, 173781],
+    # the same paragraph as the third Qwen prompt
+    [637, 290, 10526, 290, 53432, 673, 5371, 13, 1328, 853, 2452, 261, 3261, 328, 1665, 1869, 36167, 326,
+     1339, 20360, 42721, 472, 261, 4790, 5275, 13, 11048, 35223, 6423, 484, 480, 673, 5371, 656, 1236, 4506,
+     328, 8415, 11, 5495, 290, 643, 11688, 407, 497, 315, 1665],
+]
+PROMPTS_BY_TOKENIZER = {"qwen3": QWEN_PROMPTS, "llama3": LLAMA3_PROMPTS, "deepseek_v3": DEEPSEEK_V3_PROMPTS,
+                        "gptoss": GPTOSS_PROMPTS}
 
 
 def prompts_for(spec):

@@ -9,13 +9,14 @@ const texts = [
   "The capital of France is",
   "<|im_start|>user\nWhat is 2+2?<|im_end|>\n<|im_start|>assistant\n",
   "<｜User｜>What is 2+2?<｜Assistant｜>",   // DeepSeek V3's chat format
+  "<|start|>user<|message|>What is 2+2?<|end|><|start|>assistant",   // gpt-oss's harmony format
   "def fibonacci(n):\n    if n < 2:\n        return n",
   "In the beginning the Universe was created. This has made a lot of people very angry " +
     "and been widely regarded as a bad move. Many races believe that it was created by " +
     "some sort of god, though the Jatravartid people",
 ];
 
-for (const name of ["tokenizer-qwen3", "tokenizer-llama3_1", "tokenizer-deepseek_v3"]) {
+for (const name of ["tokenizer-qwen3", "tokenizer-llama3_1", "tokenizer-deepseek_v3", "tokenizer-gptoss"]) {
   const dir = `assets/npm/${name}/models`;
   const tokenizerJSON = JSON.parse(readFileSync(`${dir}/tokenizer.json`, "utf8"));
   const tokenizerConfig = JSON.parse(readFileSync(`${dir}/tokenizer_config.json`, "utf8"));

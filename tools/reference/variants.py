@@ -69,8 +69,9 @@ def variants_for(spec):
 
 
 def stored_in_file_dtype(hf_name, array):
-    """GGUF keeps 1-D tensors (norms, biases) and the MoE router in F32."""
-    return array.ndim >= 2 and not hf_name.endswith("mlp.gate.weight")
+    """GGUF keeps 1-D tensors (norms, biases, sinks), the experts' stacked biases and the MoE router in F32."""
+    return (array.ndim >= 2 and not hf_name.endswith(("mlp.gate.weight", "mlp.router.weight"))
+            and not hf_name.endswith("_bias"))
 
 
 def variant_weights(weights, variant, spec):
@@ -89,6 +90,11 @@ def variant_weights(weights, variant, spec):
             out[name] = gguf_layout.join_kv_b(
                 numerics.round_trip(k_b, variant.tensor_dtype(f"{block}.attn_k_b.weight")),
                 numerics.round_trip(v_b, variant.tensor_dtype(f"{block}.attn_v_b.weight")))
+        elif gguf_layout.is_fused_expert(name) and stored_in_file_dtype(name, array):
+            # gpt-oss's fused experts: rounded per expert matrix as the file holds them ({out, in})
+            out[name] = gguf_layout.join_fused_expert(name, [
+                numerics.round_trip(part, variant.tensor_dtype(target))
+                for target, part in gguf_layout.split_fused_experts(name, array)])
         elif stored_in_file_dtype(name, array):
             out[name] = numerics.round_trip(array, variant.tensor_dtype(gguf_layout.gguf_tensor_name(name)))
         else:

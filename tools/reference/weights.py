@@ -11,7 +11,9 @@ Scales are chosen so activations stay O(1) and the logits spread widely
   0.05 so a random model does not pick them (no EOS surprises);
   projections ~ N(0, gain^2 / in_dim) (see SUBLAYER_OUTPUT_GAIN); norm weights ~ 1 + N(0, 0.1^2);
   biases ~ N(0, 0.1^2); the sigmoid router's score-correction bias ~ 0.5 + N(0, 0.3^2), large
-  enough to change which experts win.
+  enough to change which experts win; gpt-oss's attention sinks ~ N(0, 1.5^2), around the
+  scores' range so they take from little to most of a head's attention. gpt-oss's fused expert
+  tensors are stored for x @ W ({experts, in, out}): their scale uses the in dim (axis -2).
 """
 import zlib
 import numpy as np
@@ -28,7 +30,8 @@ class TensorInfo:
     def __init__(self, name, shape, kind, gain=1.0):
         self.name = name
         self.shape = tuple(shape)
-        self.kind = kind   # "embedding", "linear", "norm", "bias", "router_bias"
+        self.kind = kind   # "embedding", "linear", "linear_in_rows" ({..., in, out}), "norm", "bias",
+                           # "router_bias", "sink"
         self.gain = gain
 
     @property
@@ -73,7 +76,24 @@ def _attention_infos(spec, p):
         infos.append(TensorInfo(p + "q_norm.weight", (head_dim,), "norm"))
         infos.append(TensorInfo(p + "k_norm.weight", (head_dim,), "norm"))
     infos.append(TensorInfo(p + "o_proj.weight", (hidden, q_dim), "linear", SUBLAYER_OUTPUT_GAIN))
+    if spec.is_gpt_oss:
+        infos.append(TensorInfo(p + "o_proj.bias", (hidden,), "bias"))
+        infos.append(TensorInfo(p + "sinks", (spec.num_heads,), "sink"))
     return infos
+
+
+def _gpt_oss_mlp_infos(spec, p):
+    """gpt-oss's MoE as its HF checkpoints store it: mlp.router (with a bias), and the experts
+    fused, gate and up interleaved along the last axis (column 2i gate i, 2i + 1 up i).
+    The gate/up gain of 3 takes some gates past swiglu_limit, so the clamp acts."""
+    hidden, ffn, experts = spec.hidden_size, spec.moe_intermediate_size, spec.num_experts
+    e = p + "experts."
+    return [TensorInfo(p + "router.weight", (experts, hidden), "linear", 8.0),
+            TensorInfo(p + "router.bias", (experts,), "bias"),
+            TensorInfo(e + "gate_up_proj", (experts, hidden, 2 * ffn), "linear_in_rows", 3.0),
+            TensorInfo(e + "gate_up_proj_bias", (experts, 2 * ffn), "bias"),
+            TensorInfo(e + "down_proj", (experts, ffn, hidden), "linear_in_rows", 0.5 * SUBLAYER_OUTPUT_GAIN),
+            TensorInfo(e + "down_proj_bias", (experts, hidden), "bias")]
 
 
 def _mla_attention_infos(spec, p):
@@ -97,6 +117,8 @@ def _mla_attention_infos(spec, p):
 
 def _mlp_infos(spec, layer, p):
     hidden = spec.hidden_size
+    if spec.is_gpt_oss:
+        return _gpt_oss_mlp_infos(spec, p)
     if not spec.is_moe_layer(layer):
         ffn = spec.intermediate_size
         return [TensorInfo(p + "gate_proj.weight", (ffn, hidden), "linear"),
@@ -143,6 +165,10 @@ def generate_rows(spec, info, row_begin, row_end, num_text_tokens):
                 values[first_rare - chunk_begin:] *= np.float32(RARE_TOKEN_ROW_SCALE)
         elif info.kind == "linear":
             values *= np.float32(info.gain / np.sqrt(info.shape[-1]))
+        elif info.kind == "linear_in_rows":
+            values *= np.float32(info.gain / np.sqrt(info.shape[-2]))
+        elif info.kind == "sink":
+            values *= np.float32(1.5)
         elif info.kind == "norm":
             values = np.float32(1) + np.float32(0.1) * values
         elif info.kind == "bias":

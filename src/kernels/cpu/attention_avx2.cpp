@@ -51,6 +51,7 @@ constexpr int kScoreTile = 6;   // queries per scoring register tile
 using Tile = cpu::AttentionTile;
 using cpu::kTileQueries;
 using cpu::make_tiles;
+using cpu::sink_into_sum;
 
 // Per-thread scratch, sized for one layer's shapes.
 struct Scratch {
@@ -235,7 +236,7 @@ __attribute__((always_inline)) inline void load_kv_row(DType dtype, const uint8_
 // kNumVecs: vectors of 8 per key (head_dim); kValueVecs: per value (v_dim <= head_dim).
 template <int kNumVecs, int kValueVecs>
 void attend_tile(const float* q_all, float* out_all, const AttentionBatch& batch, const KvLayerView& kv,
-                 int64_t num_heads, float scale, const Tile& tile, Scratch& s) {
+                 int64_t num_heads, float scale, const float* sinks, const Tile& tile, Scratch& s) {
   constexpr int64_t kHeadDim = 8 * kNumVecs, kValueDim = 8 * kValueVecs;
   static_assert(kHeadDim % 16 == 0 && kValueDim % 16 == 0);
   const int64_t group = num_heads / kv.num_kv_heads;
@@ -345,7 +346,9 @@ void attend_tile(const float* q_all, float* out_all, const AttentionBatch& batch
   }
 
   for (int64_t i = 0; i < num_queries; ++i) {
-    const __m256 inv_sum = _mm256_set1_ps(1.0f / running_sum[i]);
+    float norm = 1.0f;  // the sink's share: acc / (sum + exp(sink)), both relative to a common max
+    if (sinks != nullptr) sink_into_sum(sinks[query_index(i) % num_heads], running_max[i], running_sum[i], norm);
+    const __m256 inv_sum = _mm256_set1_ps(norm / running_sum[i]);
     float* out = out_all + query_index(i) * kValueDim;
     const float* acc = acc_buf + i * kValueDim;
     for (int v = 0; v < kValueVecs; ++v)
@@ -353,8 +356,8 @@ void attend_tile(const float* q_all, float* out_all, const AttentionBatch& batch
   }
 }
 
-using TileFn = void (*)(const float*, float*, const AttentionBatch&, const KvLayerView&, int64_t, float, const Tile&,
-                        Scratch&);
+using TileFn = void (*)(const float*, float*, const AttentionBatch&, const KvLayerView&, int64_t, float, const float*,
+                        const Tile&, Scratch&);
 
 TileFn tile_fn_for(int64_t head_dim, int64_t v_dim) {
   if (v_dim != head_dim) {  // multi-head latent attention: [latent | rotary key] rows
@@ -386,9 +389,9 @@ TileFn tile_fn_for(int64_t head_dim, int64_t v_dim) {
 }  // namespace
 
 void paged_attention(const float* q, float* out, const AttentionBatch& batch, const KvLayerView& kv, int64_t num_heads,
-                     float scale, ThreadPool& pool) {
+                     float scale, const float* sinks, ThreadPool& pool) {
   const TileFn tile_fn = tile_fn_for(kv.head_dim, kv.v_dim());
-  if (tile_fn == nullptr) return ref::paged_attention(q, out, batch, kv, num_heads, scale, pool);
+  if (tile_fn == nullptr) return ref::paged_attention(q, out, batch, kv, num_heads, scale, sinks, pool);
   const std::vector<Tile> tiles = make_tiles(batch, num_heads, kv.num_kv_heads);
   const int64_t num_tiles = int64_t(tiles.size());
   // Longest tiles (latest positions) first, so the dynamic queue ends on short ones.
@@ -404,7 +407,7 @@ void paged_attention(const float* q, float* out, const AttentionBatch& batch, co
     scratch.zeros.assign(size_t(kv.head_dim), 0.0f);
     for (int64_t i = next_tile.fetch_add(1, std::memory_order_relaxed); i < num_tiles;
          i = next_tile.fetch_add(1, std::memory_order_relaxed))
-      tile_fn(q, out, batch, kv, num_heads, scale, tiles[size_t(num_tiles - 1 - i)], scratch);
+      tile_fn(q, out, batch, kv, num_heads, scale, sinks, tiles[size_t(num_tiles - 1 - i)], scratch);
   });
 }
 

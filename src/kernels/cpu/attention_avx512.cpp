@@ -42,6 +42,7 @@ namespace {
 using Tile = cpu::AttentionTile;
 using cpu::kTileQueries;
 using cpu::make_tiles;
+using cpu::sink_into_sum;
 
 // Per-thread scratch, sized for one layer's shapes.
 struct Scratch {
@@ -132,7 +133,7 @@ constexpr int64_t kFewQueries = 4;
 // kNumVecs: vectors of 16 per key (head_dim); kValueVecs: per value (v_dim <= head_dim).
 template <int kNumVecs, int kValueVecs>
 void attend_tile(const float* q_all, float* out_all, const AttentionBatch& batch, const KvLayerView& kv,
-                 int64_t num_heads, float scale, const Tile& tile, Scratch& s) {
+                 int64_t num_heads, float scale, const float* sinks, const Tile& tile, Scratch& s) {
   constexpr int64_t kHeadDim = 16 * kNumVecs, kValueDim = 16 * kValueVecs;
   const int64_t group = num_heads / kv.num_kv_heads;
   const int64_t num_queries = tile.num_tokens * tile.num_heads;
@@ -265,10 +266,13 @@ void attend_tile(const float* q_all, float* out_all, const AttentionBatch& batch
     }
   }
 
-  alignas(64) float sums[kTileQueries];
+  alignas(64) float sums[kTileQueries], maxes[kTileQueries];
   _mm512_store_ps(sums, running_sum);
+  _mm512_store_ps(maxes, running_max);
   for (int64_t lane = 0; lane < num_queries; ++lane) {
-    const __m512 inv_sum = _mm512_set1_ps(1.0f / sums[lane]);
+    float norm = 1.0f;  // the sink's share: acc / (sum + exp(sink)), both relative to a common max
+    if (sinks != nullptr) sink_into_sum(sinks[query_index(lane) % num_heads], maxes[lane], sums[lane], norm);
+    const __m512 inv_sum = _mm512_set1_ps(norm / sums[lane]);
     float* out = out_all + query_index(lane) * kValueDim;
     const float* acc = acc_buf + lane * kValueDim;
 #pragma GCC unroll 16
@@ -277,8 +281,8 @@ void attend_tile(const float* q_all, float* out_all, const AttentionBatch& batch
   }
 }
 
-using TileFn = void (*)(const float*, float*, const AttentionBatch&, const KvLayerView&, int64_t, float, const Tile&,
-                        Scratch&);
+using TileFn = void (*)(const float*, float*, const AttentionBatch&, const KvLayerView&, int64_t, float, const float*,
+                        const Tile&, Scratch&);
 
 TileFn tile_fn_for(int64_t head_dim, int64_t v_dim) {
   if (v_dim != head_dim) {  // multi-head latent attention: [latent | rotary key] rows
@@ -302,9 +306,9 @@ TileFn tile_fn_for(int64_t head_dim, int64_t v_dim) {
 }  // namespace
 
 void paged_attention(const float* q, float* out, const AttentionBatch& batch, const KvLayerView& kv,
-                     int64_t num_heads, float scale, ThreadPool& pool) {
+                     int64_t num_heads, float scale, const float* sinks, ThreadPool& pool) {
   const TileFn tile_fn = tile_fn_for(kv.head_dim, kv.v_dim());
-  if (tile_fn == nullptr) return ref::paged_attention(q, out, batch, kv, num_heads, scale, pool);
+  if (tile_fn == nullptr) return ref::paged_attention(q, out, batch, kv, num_heads, scale, sinks, pool);
   const std::vector<Tile> tiles = make_tiles(batch, num_heads, kv.num_kv_heads);
   const int64_t num_tiles = int64_t(tiles.size());
   // Longest tiles (latest positions) first, so the dynamic queue ends on short ones.
@@ -318,7 +322,7 @@ void paged_attention(const float* q, float* out, const AttentionBatch& batch, co
     scratch.probs.resize(size_t(kv.block_size * kTileQueries));
     for (int64_t i = next_tile.fetch_add(1, std::memory_order_relaxed); i < num_tiles;
          i = next_tile.fetch_add(1, std::memory_order_relaxed))
-      tile_fn(q, out, batch, kv, num_heads, scale, tiles[size_t(num_tiles - 1 - i)], scratch);
+      tile_fn(q, out, batch, kv, num_heads, scale, sinks, tiles[size_t(num_tiles - 1 - i)], scratch);
   });
 }
 

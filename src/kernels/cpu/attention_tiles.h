@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -43,6 +44,15 @@ inline std::vector<AttentionTile> make_tiles(const AttentionBatch& batch, int64_
       for (int64_t h = 0; h < group; h += heads_per_tile)
         tiles.push_back({token_begin, num_tokens, kv_head, h, std::min(heads_per_tile, group - h)});
   return tiles;
+}
+
+// Folds an attention sink (one more logit in the softmax's denominator, with no value) into a
+// query's online softmax at its end: running_sum becomes relative to max(running_max, sink), and
+// `norm` is the factor the accumulated output, relative to running_max, then takes.
+inline void sink_into_sum(float sink, float running_max, float& running_sum, float& norm) {
+  const float m = std::max(running_max, sink);
+  norm = std::exp(running_max - m);
+  running_sum = running_sum * norm + std::exp(sink - m);
 }
 
 }  // namespace llmesh::kernels::cpu

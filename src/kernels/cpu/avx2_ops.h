@@ -39,6 +39,6 @@ void rope_inplace(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_
                   const float* inv_freq, bool interleaved);
 
 void paged_attention(const float* q, float* out, const AttentionBatch& batch, const KvLayerView& kv, int64_t num_heads,
-                     float scale, ThreadPool& pool);
+                     float scale, const float* sinks, ThreadPool& pool);
 
 }  // namespace llmesh::kernels::avx2

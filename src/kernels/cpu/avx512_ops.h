@@ -37,6 +37,6 @@ void softmax_inplace(float* x, int64_t n);
 void add_inplace(float* y, const float* x, int64_t n);
 
 void paged_attention(const float* q, float* out, const AttentionBatch& batch, const KvLayerView& kv,
-                     int64_t num_heads, float scale, ThreadPool& pool);
+                     int64_t num_heads, float scale, const float* sinks, ThreadPool& pool);
 
 }  // namespace llmesh::kernels::avx512

@@ -123,6 +123,12 @@ void CpuBackend::silu_mul(const float* gate, const float* up, float* out, int64_
   kernels_.silu_mul(gate, up, out, n);
 }
 
+// Scalar in every kernel family: it runs on the experts' few intermediate values per token, next
+// to matmuls that read hidden x intermediate weights each.
+void CpuBackend::clamped_swiglu(const float* gate, const float* up, float* out, int64_t n, float alpha, float limit) {
+  ref::clamped_swiglu(gate, up, out, n, alpha, limit);
+}
+
 void CpuBackend::softmax_inplace(float* x, int64_t num_rows, int64_t dim) {
   for (int64_t r = 0; r < num_rows; ++r) kernels_.softmax_inplace(x + r * dim, dim);
 }
@@ -139,7 +145,7 @@ void CpuBackend::rope_inplace(float* x, int64_t num_tokens, int64_t num_heads, i
 }
 
 void CpuBackend::paged_attention(const float* q, float* out, const AttentionBatch& batch, const KvLayerView& kv,
-                                 int64_t num_heads, float scale) {
+                                 int64_t num_heads, float scale, const float* sinks) {
   check(kv.num_kv_heads > 0 && num_heads % kv.num_kv_heads == 0,
         "paged_attention: {} query heads is not a multiple of {} kv heads", num_heads, kv.num_kv_heads);
   check(kv.block_size > 0 && kv.head_dim > 0, "paged_attention: bad kv layout (block_size {}, head_dim {})",
@@ -149,7 +155,7 @@ void CpuBackend::paged_attention(const float* q, float* out, const AttentionBatc
   check(kv.window >= 0, "paged_attention: sliding window {} is negative", kv.window);
   if (batch.num_tokens <= 0) return;
   std::lock_guard<std::mutex> lock(pool_mutex_);
-  kernels_.paged_attention(q, out, batch, kv, num_heads, scale, pool_);
+  kernels_.paged_attention(q, out, batch, kv, num_heads, scale, sinks, pool_);
 }
 
 void CpuBackend::store_kv(const float* k_new, const float* v_new, const int64_t* slot_mapping, int64_t num_tokens,

@@ -75,13 +75,14 @@ class CpuBackend final : public Backend {
   void fill(float* x, float value, int64_t n) override;
   void rmsnorm(const float* x, const float* weight, float* y, int64_t num_rows, int64_t dim, float eps) override;
   void silu_mul(const float* gate, const float* up, float* out, int64_t n) override;
+  void clamped_swiglu(const float* gate, const float* up, float* out, int64_t n, float alpha, float limit) override;
   void softmax_inplace(float* x, int64_t num_rows, int64_t dim) override;
   void add_inplace(float* y, const float* x, int64_t n) override;
   void add_bias(float* y, const float* bias, int64_t num_rows, int64_t dim) override;
   void rope_inplace(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, int64_t rotary_dim,
                     const int32_t* positions, const float* inv_freq, bool interleaved) override;
   void paged_attention(const float* q, float* out, const AttentionBatch& batch, const KvLayerView& kv,
-                       int64_t num_heads, float scale) override;
+                       int64_t num_heads, float scale, const float* sinks) override;
   void store_kv(const float* k_new, const float* v_new, const int64_t* slot_mapping, int64_t num_tokens,
                 const KvLayerView& kv) override;
 

@@ -1,6 +1,6 @@
 // Reference paged attention: gathers one (token, head)'s keys position by position
 // through the block table, then a plain two-pass softmax. A sliding window starts the
-// keys at the window's first position.
+// keys at the window's first position; an attention sink adds to the softmax's denominator.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -19,7 +19,7 @@ int64_t slot_of(const KvLayerView& kv, const int32_t* block_table, int64_t pos) 
 }  // namespace
 
 void paged_attention(const float* q, float* out, const AttentionBatch& batch, const KvLayerView& kv,
-                     int64_t num_heads, float scale, ThreadPool& pool) {
+                     int64_t num_heads, float scale, const float* sinks, ThreadPool& pool) {
   check(num_heads % kv.num_kv_heads == 0, "attention: {} heads is not a multiple of {} kv heads", num_heads,
         kv.num_kv_heads);
   const int64_t group = num_heads / kv.num_kv_heads, head_dim = kv.head_dim, v_dim = kv.v_dim();
@@ -44,7 +44,9 @@ void paged_attention(const float* q, float* out, const AttentionBatch& batch, co
         scores[size_t(j - first_key)] = dot * double(scale);
         max_score = std::max(max_score, scores[size_t(j - first_key)]);
       }
-      double sum = 0.0;
+      // A sink is one more logit in the denominator, with no value.
+      if (sinks != nullptr) max_score = std::max(max_score, double(sinks[h]));
+      double sum = sinks != nullptr ? std::exp(double(sinks[h]) - max_score) : 0.0;
       for (double& s : scores) {
         s = std::exp(s - max_score);
         sum += s;

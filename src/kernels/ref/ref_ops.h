@@ -26,6 +26,7 @@ void quantize_row_q4_0(const float* src, BlockQ4_0* dst, int64_t n);
 
 void rmsnorm(const float* x, const float* weight, float* y, int64_t num_rows, int64_t dim, float eps);
 void silu_mul(const float* gate, const float* up, float* out, int64_t n);
+void clamped_swiglu(const float* gate, const float* up, float* out, int64_t n, float alpha, float limit);
 void softmax_inplace(float* x, int64_t n);
 void add_inplace(float* y, const float* x, int64_t n);
 void rope_inplace(float* x, int64_t num_tokens, int64_t num_heads, int64_t head_dim, int64_t rotary_dim,
@@ -42,7 +43,7 @@ void copy_columns(const float* src, int64_t src_stride, float* dst, int64_t dst_
 void fill(float* x, float value, int64_t n);
 
 void paged_attention(const float* q, float* out, const AttentionBatch& batch, const KvLayerView& kv,
-                     int64_t num_heads, float scale, ThreadPool& pool);
+                     int64_t num_heads, float scale, const float* sinks, ThreadPool& pool);
 void store_kv(const float* k_new, const float* v_new, const int64_t* slot_mapping, int64_t num_tokens,
               const KvLayerView& kv);
 

@@ -14,6 +14,8 @@ std::unique_ptr<Model> create_qwen3_moe(const ModelFiles& files, std::shared_ptr
                                         const ModelShard& shard);
 std::unique_ptr<Model> create_deepseek2(const ModelFiles& files, std::shared_ptr<kernels::Backend> backend,
                                         const ModelShard& shard);
+std::unique_ptr<Model> create_gpt_oss(const ModelFiles& files, std::shared_ptr<kernels::Backend> backend,
+                                      const ModelShard& shard);
 std::unique_ptr<Model> create_glm4_moe(const ModelFiles& files, std::shared_ptr<kernels::Backend> backend,
                                        const ModelShard& shard);
 

@@ -35,6 +35,11 @@ Attention::Attention(const ModelConfig& config, const WeightStore& weights, int6
     q_norm_ = load_f32_vector(weights, prefix + "attn_q_norm.weight", config.head_dim);
     k_norm_ = load_f32_vector(weights, prefix + "attn_k_norm.weight", config.head_dim);
   }
+  if (config.attention_sinks) {
+    const std::vector<float> sinks = load_f32_vector(weights, prefix + "attn_sinks.weight", config.num_heads);
+    const auto first = sinks.begin() + shard.tp_rank * num_heads_;
+    sinks_.assign(first, first + num_heads_);
+  }
 }
 
 void Attention::forward(kernels::Backend& backend, const float* h, float* out, const AttentionStep& step,
@@ -63,7 +68,7 @@ void Attention::forward(kernels::Backend& backend, const float* h, float* out, c
                        interleaved);
 
   backend.store_kv(k, v, step.slot_mapping, num_tokens, kv);
-  backend.paged_attention(q, attn, step.batch, kv, num_heads, score_scale_);
+  backend.paged_attention(q, attn, step.batch, kv, num_heads, score_scale_, sinks_.empty() ? nullptr : sinks_.data());
   o_proj_.apply(backend, attn, out, num_tokens);
 }
 

@@ -1,7 +1,8 @@
 // Grouped-query self-attention over the paged KV cache, with the options the
 // supported families differ in: q/k/v biases (Qwen2), per-head q/k RMSNorm
-// (Qwen3), the RoPE pairing style and frequencies, and partial rotary (GLM-4.5:
-// RoPE on the first config.rope_dim() dims of each head only). A sliding window
+// (Qwen3), the RoPE pairing style and frequencies, partial rotary (GLM-4.5:
+// RoPE on the first config.rope_dim() dims of each head only) and attention sinks
+// (gpt-oss; an o_proj bias comes with attention_bias there). A sliding window
 // comes with the layer's KvLayerView (its `window`, which the decoder sets from
 // ModelConfig::layer_window) and is the kernel's to apply.
 #pragma once
@@ -41,6 +42,7 @@ class Attention final : public AttentionBlock {
   float score_scale_;  // 1/sqrt(head_dim), times YaRN's attention factor squared
   Linear q_proj_, k_proj_, v_proj_, o_proj_;
   std::vector<float> q_norm_, k_norm_;  // [head_dim] or empty
+  std::vector<float> sinks_;            // this rank's heads' sink logits, or empty
 };
 
 }  // namespace llmesh::model

@@ -11,9 +11,13 @@
 
 namespace llmesh::model {
 
+namespace {
+constexpr float kClampedSwigluAlpha = 1.702f;  // gpt-oss's: sigmoid(1.702 x) approximates GELU's gate
+}  // namespace
+
 DenseFfn::DenseFfn(const WeightStore& weights, const std::string& prefix, int64_t hidden,
-                   int64_t intermediate, const ModelShard& shard)
-    : partial_(shard.tp_size > 1) {
+                   int64_t intermediate, const ModelShard& shard, float swiglu_limit)
+    : partial_(shard.tp_size > 1), swiglu_limit_(swiglu_limit) {
   // prefix + "gate" etc.: "blk.3.ffn_" for dense layers, "blk.3.ffn_{}_exps.5" style for experts.
   const LinearPart columns{LinearSplit::Rows, shard.tp_rank, shard.tp_size};
   gate_ = Linear::load(weights, fmt::format(fmt::runtime(prefix), "gate"), intermediate, hidden, columns);
@@ -29,7 +33,11 @@ void DenseFfn::forward(kernels::Backend& backend, const float* h, float* out, in
   float* up = ws.act().ffn_up;      // [T, intermediate]
   gate_.apply(backend, h, gate, num_tokens);
   up_.apply(backend, h, up, num_tokens);
-  backend.silu_mul(gate, up, gate, n);
+  if (swiglu_limit_ > 0) {
+    backend.clamped_swiglu(gate, up, gate, n, kClampedSwigluAlpha, swiglu_limit_);
+  } else {
+    backend.silu_mul(gate, up, gate, n);
+  }
   down_.apply(backend, gate, out, num_tokens);
 }
 
@@ -46,7 +54,8 @@ MoeFfn::MoeFfn(const ModelConfig& config, const WeightStore& weights, int64_t la
   if (subset) expert_shard.tp_rank = 0, expert_shard.tp_size = 1;
   for (int64_t e = expert_begin_; e < expert_end; ++e) {
     experts_.push_back(std::make_unique<DenseFfn>(weights, prefix + "ffn_{}_exps." + std::to_string(e),
-                                                  config.hidden_size, config.moe_intermediate_size, expert_shard));
+                                                  config.hidden_size, config.moe_intermediate_size, expert_shard,
+                                                  config.swiglu_limit));
   }
   // Shared experts are never split by expert: with tensor parallel each lane takes its slice of
   // their columns; with expert parallel alone (tp 1) lane 0 computes them whole, the other lanes

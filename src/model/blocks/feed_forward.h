@@ -26,12 +26,14 @@ class FeedForward {
   virtual bool partial() const = 0;
 };
 
-// down(silu(gate(h)) * up(h)). Scratch: ws.act().ffn_gate, ffn_up.
+// down(silu(gate(h)) * up(h)), or with swiglu_limit > 0 gpt-oss's clamped form of it
+// (ModelConfig::swiglu_limit); each projection with its bias where the file has one.
+// Scratch: ws.act().ffn_gate, ffn_up.
 // With shard.tp_size > 1: this rank's slice of the intermediate columns (a partial sum).
 class DenseFfn : public FeedForward {
  public:
   DenseFfn(const WeightStore& weights, const std::string& prefix, int64_t hidden, int64_t intermediate,
-           const ModelShard& shard = {});
+           const ModelShard& shard = {}, float swiglu_limit = 0.0f);
   void forward(kernels::Backend& backend, const float* h, float* out, int64_t num_tokens,
                Workspace& ws) const override;
   bool partial() const override { return partial_; }
@@ -39,6 +41,7 @@ class DenseFfn : public FeedForward {
  private:
   Linear gate_, up_, down_;
   bool partial_;
+  float swiglu_limit_;
 };
 
 // A Router (model/blocks/router.h: softmax, or sigmoid with bias and expert

@@ -152,7 +152,7 @@ void MlaAttention::forward(kernels::Backend& be, const float* h, float* out, con
 
   // Attention over the latent rows, then each head's values W_uv[h] (p . c).
   float* latent_out = q;  // the queries are consumed
-  be.paged_attention(q_abs, latent_out, step.batch, kv, H, score_scale_);
+  be.paged_attention(q_abs, latent_out, step.batch, kv, H, score_scale_, nullptr);
   float* values = q_abs;  // so are the absorbed queries
   for (int64_t head = 0; head < H; ++head) {
     be.copy_columns(latent_out + head * latent, H * latent, head_in, latent, T, latent);

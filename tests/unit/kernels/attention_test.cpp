@@ -1,7 +1,7 @@
 // Paged attention against a naive attention over contiguous K/V kept by the test.
 // The pool's block tables are shuffled and non-contiguous, several sequences share
 // one flattened batch (a prefill chunk, decodes, a first token), with GQA 1:1, 2:1 and 4:1,
-// with and without a sliding window.
+// with and without a sliding window, with and without attention sinks.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -27,6 +27,7 @@ struct AttentionCase {
   // > 0: multi-head latent attention's pool, whose values are the first value_dim dims of the K rows.
   int64_t value_dim = 0;
   int64_t window = 0;  // > 0: each query sees its last `window` positions (KvLayerView::window)
+  bool sinks = false;  // a per-head sink logit in each softmax's denominator (gpt-oss)
 
   bool latent() const { return value_dim > 0; }
   int64_t v_dim() const { return latent() ? value_dim : head_dim; }
@@ -44,7 +45,7 @@ int64_t window_start(int64_t pos, int64_t window) { return window > 0 ? std::max
 
 // Naive attention of one query over positions window_start..pos of seq, written straight from the definition.
 void naive_attention(const float* q, const TestSequence& seq, int64_t pos, const AttentionCase& c, float scale,
-                     float* out) {
+                     const float* sinks, float* out) {
   const int64_t group = c.num_heads / c.num_kv_heads;
   const int64_t first = window_start(pos, c.window);
   for (int64_t h = 0; h < c.num_heads; ++h) {
@@ -56,6 +57,8 @@ void naive_attention(const float* q, const TestSequence& seq, int64_t pos, const
         dot += double(q[h * c.head_dim + d]) * seq.k[size_t((j * c.num_kv_heads + kv_head) * c.head_dim + d)];
       weights[size_t(j)] = dot * scale;
     }
+    // A sink: one more logit, with no value.
+    if (sinks != nullptr) weights.push_back(sinks[h]);
     const double max_w = *std::max_element(weights.begin(), weights.end());
     double sum = 0.0;
     for (double& w : weights) sum += w = std::exp(w - max_w);
@@ -89,8 +92,8 @@ std::vector<float> representable(std::vector<float> x, DType dtype, int64_t head
 }
 
 void run_case(const AttentionCase& c, DType dtype = DType::F32) {
-  SCOPED_TRACE(fmt::format("heads={} kv_heads={} head_dim={} block_size={} value_dim={} window={} kv dtype {}",
-                           c.num_heads, c.num_kv_heads, c.head_dim, c.block_size, c.value_dim, c.window,
+  SCOPED_TRACE(fmt::format("heads={} kv_heads={} head_dim={} block_size={} value_dim={} window={} sinks={} kv dtype {}",
+                           c.num_heads, c.num_kv_heads, c.head_dim, c.block_size, c.value_dim, c.window, c.sinks,
                            dtype_name(dtype)));
   const int64_t lengths[] = {70, 1, 40, 17};
   int64_t num_blocks = 3;  // spare blocks nobody uses: garbage there must not leak in
@@ -153,19 +156,21 @@ void run_case(const AttentionCase& c, DType dtype = DType::F32) {
   const size_t out_floats = size_t(num_tokens * c.num_heads * c.v_dim());
   const std::vector<float> q = testing::random_floats(q_floats, 77, -2.0f, 2.0f);
   const float scale = 1.0f / std::sqrt(float(c.head_dim));
+  // Sinks around the scores' range, so that they take anywhere from little to most of the mass.
+  const std::vector<float> sink_values = testing::random_floats(size_t(c.num_heads), 78, -3.0f, 3.0f);
+  const float* sinks = c.sinks ? sink_values.data() : nullptr;
   std::vector<float> expected(out_floats);
   for (int64_t t = 0; t < num_tokens; ++t)
     naive_attention(q.data() + t * c.num_heads * c.head_dim, seqs[size_t(seq_index[size_t(t)])],
-                    positions[size_t(t)], c, scale, expected.data() + t * c.num_heads * c.v_dim());
+                    positions[size_t(t)], c, scale, sinks, expected.data() + t * c.num_heads * c.v_dim());
 
   ThreadPool pool(2);
   using AttentionFn = std::function<void(const float*, float*, const AttentionBatch&, const KvLayerView&, int64_t,
-                                         float, ThreadPool&)>;
+                                         float, const float*, ThreadPool&)>;
   CpuBackend cpu(pool);
   const AttentionFn backend_attention = [&](const float* q, float* out, const AttentionBatch& b,
-                                            const KvLayerView& kv, int64_t heads, float scale, ThreadPool&) {
-    cpu.paged_attention(q, out, b, kv, heads, scale);
-  };
+                                            const KvLayerView& kv, int64_t heads, float scale, const float* sinks,
+                                            ThreadPool&) { cpu.paged_attention(q, out, b, kv, heads, scale, sinks); };
   std::vector<std::pair<const char*, AttentionFn>> impls = {{"ref", ref::paged_attention},
                                                             {"cpu backend", backend_attention}};
   if (cpu::has_avx512_kernels()) impls.push_back({"avx512", avx512::paged_attention});
@@ -173,7 +178,7 @@ void run_case(const AttentionCase& c, DType dtype = DType::F32) {
   for (auto [name, fn] : impls) {
     SCOPED_TRACE(name);
     testing::GuardedOutput out(out_floats);
-    fn(q.data(), out.data(), batch, kv, c.num_heads, scale, pool);
+    fn(q.data(), out.data(), batch, kv, c.num_heads, scale, sinks, pool);
     EXPECT_LT(testing::nmse(out.data(), expected.data(), out_floats), 1e-10);
     EXPECT_TRUE(out.guard_intact());
   }
@@ -235,6 +240,20 @@ TEST(PagedAttention, ValuesInsideTheKeyRows) {
       {4, 1, 80, 5, 48},      // no fast kernel: the reference
   };
   for (const AttentionCase& c : cases) run_case(c);
+}
+
+// gpt-oss's attention sinks: with full attention and gpt-oss's alternating window (its head_dim 64,
+// GQA 8:1), on the fast kernels and the reference, on every KV dtype.
+TEST(PagedAttention, AttentionSinks) {
+  const AttentionCase cases[] = {
+      {16, 2, 64, 16, 0, 0, true},   // gpt-oss's full layers (64 heads / 8 kv heads, at tiny scale)
+      {16, 2, 64, 16, 0, 12, true},  // its windowed layers
+      {8, 4, 128, 5, 0, 0, true},
+      {32, 1, 64, 16, 0, 24, true},  // a group wider than one tile
+      {4, 2, 48, 16, 0, 9, true},    // no fast kernel: the reference
+  };
+  for (const AttentionCase& c : cases) run_case(c);
+  for (DType dtype : {DType::F16, DType::BF16, DType::Q8_0}) run_case(cases[1], dtype);
 }
 
 TEST(StoreKv, RoundsIntoEveryKvDtype) {

@@ -103,6 +103,26 @@ TEST(SiluMul, ExtremeGates) {
   EXPECT_EQ(out[3], 0.0f);
 }
 
+// gpt-oss's activation at its alpha and limit: inside the limits, and clamped (gate above it only).
+TEST(ClampedSwiglu, MatchesFormula) {
+  const float alpha = 1.702f, limit = 7.0f;
+  const float gate[6] = {-9.0f, -1.0f, 0.5f, 3.0f, 7.5f, 20.0f};
+  const float up[6] = {-8.0f, 0.25f, -1.0f, 6.5f, 9.0f, -20.0f};
+  float out[6];
+  ThreadPool pool(1);
+  CpuBackend(pool).clamped_swiglu(gate, up, out, 6, alpha, limit);
+  for (int i = 0; i < 6; ++i) {
+    const double g = std::min(double(gate[i]), 7.0), u = std::max(-7.0, std::min(double(up[i]), 7.0));
+    EXPECT_NEAR(out[i], g / (1.0 + std::exp(-1.702 * g)) * (u + 1.0), 1e-5) << i;
+  }
+  EXPECT_NEAR(out[4], 7.0 / (1.0 + std::exp(-1.702 * 7.0)) * 8.0, 1e-5);  // both clamped
+  EXPECT_NEAR(out[0], -9.0 / (1.0 + std::exp(1.702 * 9.0)) * -6.0, 1e-9);  // a gate below -limit is not
+  float in_place[6];
+  std::copy(gate, gate + 6, in_place);
+  CpuBackend(pool).clamped_swiglu(in_place, up, in_place, 6, alpha, limit);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(in_place[i], out[i]);
+}
+
 void check_softmax(SoftmaxFn fast) {
   for (int64_t n : kLengths) {
     SCOPED_TRACE(n);

@@ -230,7 +230,7 @@ TEST(KvPool, BlockCopiedOutAndBackGivesIdenticalAttention) {
       std::vector<float> o(q.size());
       kernels::KvLayerView view{pool.k(layer),     pool.v(layer),  shape.block_size,
                                 shape.num_kv_heads, shape.head_dim, shape.dtype};
-      backend.paged_attention(q.data(), o.data(), batch, view, num_heads, 0.35f);
+      backend.paged_attention(q.data(), o.data(), batch, view, num_heads, 0.35f, nullptr);
       out.insert(out.end(), o.begin(), o.end());
     }
     return out;

@@ -268,6 +268,9 @@ class NoF16Backend final : public kernels::Backend {
     cpu_.rmsnorm(x, w, y, rows, dim, eps);
   }
   void silu_mul(const float* g, const float* u, float* out, int64_t n) override { cpu_.silu_mul(g, u, out, n); }
+  void clamped_swiglu(const float* g, const float* u, float* out, int64_t n, float alpha, float limit) override {
+    cpu_.clamped_swiglu(g, u, out, n, alpha, limit);
+  }
   void softmax_inplace(float* x, int64_t rows, int64_t dim) override { cpu_.softmax_inplace(x, rows, dim); }
   void add_inplace(float* y, const float* x, int64_t n) override { cpu_.add_inplace(y, x, n); }
   void add_bias(float* y, const float* b, int64_t rows, int64_t dim) override { cpu_.add_bias(y, b, rows, dim); }
@@ -276,8 +279,8 @@ class NoF16Backend final : public kernels::Backend {
     cpu_.rope_inplace(x, t, h, d, r, p, f, interleaved);
   }
   void paged_attention(const float* q, float* out, const kernels::AttentionBatch& batch,
-                       const kernels::KvLayerView& kv, int64_t heads, float scale) override {
-    cpu_.paged_attention(q, out, batch, kv, heads, scale);
+                       const kernels::KvLayerView& kv, int64_t heads, float scale, const float* sinks) override {
+    cpu_.paged_attention(q, out, batch, kv, heads, scale, sinks);
   }
   void store_kv(const float* k, const float* v, const int64_t* slots, int64_t n,
                 const kernels::KvLayerView& kv) override {
