@@ -380,6 +380,18 @@ PRESETS = {
         first_k_dense_replace=1, num_experts=64, num_experts_per_tok=8, moe_intermediate_size=512,
         norm_topk_prob=True, n_shared_experts=1, n_group=8, topk_group=4, routed_scaling_factor=2.5,
         seed=2003, **DEEPSEEK_V3_TOKENS),
+    # gpt-oss-20b's blocks (head_dim 64, GQA 8:1, sinks, window 128 on the even layers, YaRN,
+    # 32 experts top-4 with biases and the clamped SwiGLU, its 201,088-row vocabulary) at hidden
+    # 1024 and 12 layers: ~1.6 B parameters, ~0.39 B active per token (half of them the output head).
+    "gpt-oss-reduced": ModelSpec(
+        name="gpt-oss-reduced", hf_architecture="GptOssForCausalLM", hf_model_type="gpt_oss",
+        gguf_architecture="gpt-oss", hidden_size=1024, num_layers=12, num_heads=16, num_kv_heads=2,
+        head_dim=64, intermediate_size=1024, max_position_embeddings=131072, rope_theta=150000.0,
+        rms_norm_eps=1e-5, tie_word_embeddings=False, attention_bias=True, sliding_window=128,
+        rope_scaling={"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0,
+                      "original_max_position_embeddings": 4096, "truncate": False},
+        num_experts=32, num_experts_per_tok=4, moe_intermediate_size=1024, norm_topk_prob=True,
+        seed=2004, **GPTOSS_TOKENS),
 }
 PRESET_GGUF_DTYPES = ["bf16", "q8_0", "q4_0"]
 
