@@ -39,6 +39,9 @@ def generator_version():
     files = [os.path.join(tools_dir, f) for f in ("gen_models.py", "gguf_writer.py", "gguf_reader.py")]
     reference_dir = os.path.join(tools_dir, "reference")
     files += sorted(os.path.join(reference_dir, f) for f in os.listdir(reference_dir) if f.endswith(".py"))
+    templates_dir = os.path.join(tools_dir, "templates")   # the models' own chat templates
+    if os.path.isdir(templates_dir):
+        files += sorted(os.path.join(templates_dir, f) for f in os.listdir(templates_dir))
     digest = hashlib.sha256()
     for path in files:
         with open(path, "rb") as f:
@@ -55,6 +58,9 @@ def write_hf_dir(directory, spec, hf_weights, dtype_name, tokenizer_dir):
         json.dump(spec.generation_config_json(), f, indent=2)
     for file_name in ("tokenizer.json", "tokenizer_config.json"):
         shutil.copyfile(os.path.join(tokenizer_dir, file_name), os.path.join(directory, file_name))
+    if spec.chat_template:
+        shutil.copyfile(os.path.join(model_spec.REPO_ROOT, spec.chat_template),
+                        os.path.join(directory, "chat_template.jinja"))
     tensors = [(info.name, hf_weights[info.name]) for info in weights.tensor_infos(spec)]
     safetensors_io.write_checkpoint(directory, tensors, dtype_name, spec.num_shards)
 

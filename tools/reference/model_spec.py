@@ -60,6 +60,9 @@ class ModelSpec:
     # whose top-k logits are softmaxed, fused interleaved gate_up experts with biases and the
     # clamped SwiGLU at swiglu_limit (alpha 1.702)
     swiglu_limit: float = 7.0
+    # a chat template (path under the repository) for a tokenizer package that ships none: the HF
+    # directory gets it as chat_template.jinja (transformers' own file), GGUF files in their metadata
+    chat_template: str = None
     # DeepSeek V3 (deepseek_v3): multi-head latent attention. q from a q_lora_rank bottleneck
     # (None: a plain q_proj); keys and values decompressed per head from one kv_lora_rank latent,
     # plus one qk_rope_head_dim RoPE key shared by all heads; v_head_dim per head
@@ -330,7 +333,7 @@ TINY_MODELS = {
         rope_scaling={"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0,
                       "original_max_position_embeddings": 4096, "truncate": False},
         num_experts=8, num_experts_per_tok=4, moe_intermediate_size=64, norm_topk_prob=True,
-        seed=213008, **GPTOSS_TOKENS),
+        chat_template="tools/templates/harmony.jinja", seed=213008, **GPTOSS_TOKENS),
 }
 
 # Matmul in-dims that are multiples of 256, for the K-quants, IQ4_XS and MXFP4 (gguf only).
@@ -402,4 +405,7 @@ def load_tokenizer_files(spec):
         tokenizer_json = json.load(f)
     with open(os.path.join(directory, "tokenizer_config.json"), encoding="utf-8") as f:
         tokenizer_config = json.load(f)
+    if spec.chat_template:
+        with open(os.path.join(REPO_ROOT, spec.chat_template), encoding="utf-8") as f:
+            tokenizer_config["chat_template"] = f.read()
     return directory, tokenizer_json, tokenizer_config
