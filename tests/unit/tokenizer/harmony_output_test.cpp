@@ -2,7 +2,11 @@
 // function messages to tool calls, what is not harmony to content, and the
 // streaming guarantees (random splits, nothing shown while a header or an end
 // token may be incomplete), on text as the o200k_harmony tokenizer decodes it.
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -10,6 +14,7 @@
 
 #include "text/output_parser.h"
 #include "text/streaming_decoder.h"
+#include "text/tokenizer_files.h"
 #include "text/tool_call_format.h"
 #include "tokenizer_assets.h"
 
@@ -286,6 +291,26 @@ TEST(HarmonyOutput, TokensOfTheHarmonyTokenizer) {
   ASSERT_EQ(all.tool_calls.size(), 1u);
   EXPECT_EQ(all.tool_calls[0].name, "get_weather");
   EXPECT_EQ(args_of(all.tool_calls[0]), nlohmann::json({{"city", "Zürich"}}));
+}
+
+// A gpt-oss directory whose template is a chat_template.jinja of its own (as transformers writes
+// it, and as llmesh's harmony template would be shipped): read, detected as harmony.
+TEST(HarmonyOutput, ChatTemplateJinjaBesideTheTokenizer) {
+  LLMESH_REQUIRE_TOKENIZER_ASSET("gptoss");
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("llmesh_harmony_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::create_symlink(test::asset_tokenizer_json("gptoss"), dir / "tokenizer.json");
+  const std::string source = "{{ '<|start|>assistant' }}{# <|channel|> #}";
+  std::ofstream(dir / "chat_template.jinja", std::ios::binary) << source;
+  text::TokenizerFiles files = text::open_hf_tokenizer(dir.string());
+  EXPECT_EQ(files.chat_template, source);
+  EXPECT_EQ(text::detect_tool_call_format(files.chat_template), ToolCallFormat::Harmony);
+  // tokenizer_config.json's own template wins.
+  std::ofstream(dir / "tokenizer_config.json") << R"({"chat_template": "{{ 'own' }}", "eos_token": "<|return|>"})";
+  files = text::open_hf_tokenizer(dir.string());
+  EXPECT_EQ(files.chat_template, "{{ 'own' }}");
+  fs::remove_all(dir);
 }
 
 }  // namespace
