@@ -143,7 +143,7 @@ bool OutputParser::drain_harmony_body(OutputDelta& out, bool at_end) {
   } else {
     const size_t end = found.pos != std::string::npos ? found.pos
                        : at_end                       ? pending_.size()
-                                                      : pending_.size() - partial_token_suffix(pending_, kHarmonyEndTokens);
+                                : pending_.size() - partial_token_suffix(pending_, kHarmonyEndTokens);
     std::string& target = harmony_body_ == HarmonyBody::Reasoning ? out.reasoning : out.content;
     target.append(pending_, 0, end);
     if (found.pos == std::string::npos) {
@@ -152,8 +152,9 @@ bool OutputParser::drain_harmony_body(OutputDelta& out, bool at_end) {
     }
   }
   // The next message's <|start|> stays for the header to drop.
-  pending_.erase(0, found.pos == std::string::npos ? pending_.size()
-                                                   : found.pos + (found.token == kHarmonyStart ? 0 : found.token.size()));
+  pending_.erase(0, found.pos == std::string::npos
+                        ? pending_.size()
+                        : found.pos + (found.token == kHarmonyStart ? 0 : found.token.size()));
   state_ = State::HarmonyHeader;
   return true;
 }

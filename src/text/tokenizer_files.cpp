@@ -40,7 +40,8 @@ TokenizerFiles open_hf_tokenizer(const std::string& path) {
     if (tc.add_bos_token) t.vocab.add_bos_token = *tc.add_bos_token;
   }
   // Newer checkpoints keep the template in a file of its own (transformers' chat_template.jinja).
-  if (const fs::path template_path = dir / "chat_template.jinja"; t.chat_template.empty() && fs::exists(template_path)) {
+  if (const fs::path template_path = dir / "chat_template.jinja";
+      t.chat_template.empty() && fs::exists(template_path)) {
     std::ifstream in(template_path, std::ios::binary);
     check(in.good(), "{}: cannot read", template_path.string());
     t.chat_template.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());

@@ -58,7 +58,8 @@ enum class ToolCallFormat {
 //   Harmony        the template contains both "<|channel|>" and "<|start|>assistant" (checked first)
 ToolCallFormat detect_tool_call_format(std::string_view chat_template_source);
 
-// "none", "hermes", "deepseek_v3", "llama3_json", "qwen3_coder_xml", "glm45_xml", "mistral", "harmony" (for logs and tests).
+// "none", "hermes", "deepseek_v3", "llama3_json", "qwen3_coder_xml", "glm45_xml", "mistral", "harmony"
+// (for logs and tests).
 const char* to_string(ToolCallFormat format);
 
 // The literal markers around calls. Empty strings where the format has none.
@@ -117,9 +118,9 @@ class Tokenizer;
 bool use_harmony_stop_tokens(const Tokenizer& tokenizer, std::vector<int32_t>& eos_token_ids);
 
 struct HarmonyHeader {
-  std::string role;       // "assistant", or "" when the header starts at <|channel|> or " to="
-  std::string channel;    // "analysis", "commentary", "final", or "" when there is none
-  std::string recipient;  // "functions.get_weather", or ""
+  std::string role;          // "assistant", or "" when the header starts at <|channel|> or " to="
+  std::string channel;       // "analysis", "commentary", "final", or "" when there is none
+  std::string recipient;     // "functions.get_weather", or ""
   std::string content_type;  // after <|constrain|> ("json"), or ""
 };
 HarmonyHeader parse_harmony_header(std::string_view header);

