@@ -13,9 +13,11 @@
 #include "api/anthropic_request.h"
 #include "api/generation_pipeline.h"
 #include "api/openai_request.h"
+#include "api/output_options.h"
 #include "api/reasoning_effort.h"
 #include "api/responses_request.h"
 #include "api/token_text_pipeline.h"
+#include "runtime/loaded_model.h"
 #include "text/chat_template.h"
 #include "text/tokenizer_json.h"
 #include "text/tool_call_format.h"
@@ -172,6 +174,76 @@ TEST(HarmonyRequest, GeneratedTokensBecomeReasoningAndACall) {
   ASSERT_EQ(all.tool_calls.size(), 1u);
   EXPECT_EQ(all.tool_calls[0].name, "get_weather");
   EXPECT_EQ(json::parse(all.tool_calls[0].arguments_json), json({{"city", "Paris"}}));
+}
+
+// A served gpt-oss as the request path sees it (its tokenizer and llmesh's harmony template; no
+// weights): the format, the parser's options, and the message a constrained output or a prefill
+// continues, with the parser starting in that message's body.
+TEST(HarmonyRequest, TheServerPathOfAHarmonyModel) {
+  const text::Tokenizer* tokenizer = gptoss_tokenizer();
+  if (!tokenizer) GTEST_SKIP() << "assets/npm/tokenizer-gptoss missing (run scripts/fetch_assets.sh)";
+  std::ifstream in(std::string(LLMESH_SOURCE_DIR) + "/tests/golden/templates/gptoss.jinja", std::ios::binary);
+  std::stringstream source;
+  source << in.rdbuf();
+  runtime::LoadedModel model;
+  model.tokenizer_files.chat_template = source.str();
+  model.tokenizer = std::make_unique<text::Tokenizer>(text::read_hf_tokenizer_json(
+      std::string(LLMESH_SOURCE_DIR) + "/assets/npm/tokenizer-gptoss/models/tokenizer.json"));
+  model.chat_template = std::make_unique<text::ChatTemplate>(source.str(), "<|startoftext|>", "<|return|>");
+  ServerContext ctx;
+  ctx.model = &model;
+  EXPECT_EQ(model_tool_call_format(ctx), text::ToolCallFormat::Harmony);
+
+  const std::string tools = R"([{"type": "function", "function": {"name": "get_weather", "parameters":
+      {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}])";
+  auto chat = [&](const std::string& extra) {
+    return from_chat(std::string(R"({"model": "m", )") + kMessages + R"(, "tools": )" + tools + extra + "}");
+  };
+  // Free generation: from a header, tool calls parsed, <think> never looked for.
+  GenerationRequest free = chat("");
+  std::string prompt = render_prompt(ctx, free);
+  EXPECT_TRUE(prompt.ends_with("<|start|>assistant")) << prompt;
+  text::OutputParserOptions parser = output_parser_options(ctx, prompt, free.parse_tool_calls, free.tools);
+  EXPECT_EQ(parser.tool_call_format, text::ToolCallFormat::Harmony);
+  EXPECT_TRUE(parser.parse_tool_calls);
+  EXPECT_EQ(parser.harmony_open_header, "");
+  EXPECT_EQ(text::OutputParser(parser).markers().size(), 7u);
+
+  // tool_choice required with one function: the prompt opens the call, the model writes the arguments.
+  GenerationRequest forced = chat(R"(, "tool_choice": "required")");
+  prompt = render_prompt(ctx, forced);
+  EXPECT_TRUE(
+      prompt.ends_with("<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>"))
+      << prompt;
+  parser = output_parser_options(ctx, prompt, forced.parse_tool_calls, forced.tools);
+  text::OutputParser call_parser(parser);
+  text::OutputDelta d = call_parser.push("{\"city\":\"Oslo\"}");
+  d.append(call_parser.finish());
+  ASSERT_EQ(d.tool_calls.size(), 1u);
+  EXPECT_EQ(d.tool_calls[0].name, "get_weather");
+  EXPECT_EQ(json::parse(d.tool_calls[0].arguments_json), json({{"city", "Oslo"}}));
+
+  // A JSON schema answer continues the final channel.
+  GenerationRequest schema =
+      from_chat(std::string(R"({"model": "m", )") + kMessages + R"(, "response_format": {"type": "json_object"}})");
+  prompt = render_prompt(ctx, schema);
+  EXPECT_TRUE(prompt.ends_with("<|start|>assistant<|channel|>final<|message|>")) << prompt;
+  text::OutputParser answer(output_parser_options(ctx, prompt, false, schema.tools));
+  d = answer.push("{\"a\": 1}");
+  d.append(answer.finish());
+  EXPECT_EQ(d.content, "{\"a\": 1}");
+  EXPECT_EQ(d.reasoning, "");
+
+  // An Anthropic prefill too: the answer's first words, then the model's.
+  GenerationRequest prefill = from_messages(
+      R"({"model": "m", "max_tokens": 50, "messages": [{"role": "user", "content": "hi"},
+          {"role": "assistant", "content": "Sure,"}]})");
+  prompt = render_prompt(ctx, prefill);
+  EXPECT_TRUE(prompt.ends_with("<|start|>assistant<|channel|>final<|message|>Sure,")) << prompt;
+  text::OutputParser rest(output_parser_options(ctx, prompt, false, prefill.tools));
+  d = rest.push(" here it is.<|return|>");
+  d.append(rest.finish());
+  EXPECT_EQ(d.content, " here it is.");
 }
 
 TEST(HarmonyRequest, StopTokensAreReturnAndCallNotEnd) {
