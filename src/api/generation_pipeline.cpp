@@ -90,20 +90,40 @@ text::ChatTemplateOptions template_options(const GenerationRequest& request, boo
   options.add_generation_prompt = add_generation_prompt;
   // Always explicit: a template that knows the switch must not fall back to its own default.
   options.enable_thinking = request.enable_thinking;
+  options.reasoning_effort = request.reasoning_effort;
   options.extra = request.template_kwargs;
   return options;
 }
 
-std::string render_prompt(const text::ChatTemplate& chat_template, const GenerationRequest& request,
-                          bool add_generation_prompt) {
+namespace {
+
+// The rendered conversation, then `lead` (a harmony header the output continues) and the prefill.
+std::string render_with_lead(const text::ChatTemplate& chat_template, const GenerationRequest& request,
+                             bool add_generation_prompt, const std::string& lead) {
   try {
     return chat_template.render(request.messages, request.tools, template_options(request, add_generation_prompt)) +
-           request.assistant_prefill;
+           lead + request.assistant_prefill;
   } catch (const Error& e) {
     const char* field = request.error_style == ErrorStyle::Anthropic ? "messages: " : "";
     throw ApiError(400, "invalid_request_error", fmt::format("{}the chat template failed: {}", field, e.what()),
                    "messages");
   }
+}
+
+// Harmony: a constrained output or a prefill continues a message the prompt opens (its header has
+// special tokens no grammar writes, and a prefill is the answer's beginning): see harmony_prompt_lead.
+std::string harmony_lead(const GenerationRequest& request) {
+  std::string lead = harmony_prompt_lead(request.constraint);
+  if (lead.empty() && !request.assistant_prefill.empty())
+    lead = std::string(text::kHarmonyChannel) + "final" + std::string(text::kHarmonyMessage);
+  return lead;
+}
+
+}  // namespace
+
+std::string render_prompt(const text::ChatTemplate& chat_template, const GenerationRequest& request,
+                          bool add_generation_prompt) {
+  return render_with_lead(chat_template, request, add_generation_prompt, "");
 }
 
 std::string render_prompt(const ServerContext& ctx, const GenerationRequest& request, bool add_generation_prompt) {
@@ -121,6 +141,8 @@ std::string render_prompt(const ServerContext& ctx, const GenerationRequest& req
     throw ApiError(400, "invalid_request_error",
                    "This model has no chat template; use /v1/completions with a raw prompt", "messages");
   }
+  if (add_generation_prompt && model_tool_call_format(ctx) == text::ToolCallFormat::Harmony)
+    return render_with_lead(*ctx.model->chat_template, request, add_generation_prompt, harmony_lead(request));
   return render_prompt(*ctx.model->chat_template, request, add_generation_prompt);
 }
 
@@ -146,6 +168,8 @@ int64_t fit_output_tokens(const ServerContext& ctx, int64_t num_prompt_tokens, s
 
 ReasoningPrefix reasoning_prefix(const text::OutputParserOptions& parser, bool enable_thinking) {
   ReasoningPrefix reasoning;
+  // Harmony: the constrained part is a message's body, its header in the prompt (or the grammar's).
+  if (parser.tool_call_format == text::ToolCallFormat::Harmony) return reasoning;
   reasoning.starts_in_reasoning = parser.starts_in_reasoning;
   // With thinking off the template closes an empty block in the prompt: the constrained part comes first.
   reasoning.allow_reasoning = parser.parse_reasoning && !parser.starts_in_reasoning && enable_thinking;

@@ -30,6 +30,7 @@ GenerationRequest to_generation_request(const ChatCompletionRequest& request, co
   out.template_kwargs.erase("enable_thinking");
   out.enable_thinking = request.enable_thinking.value_or(kDefaultEnableThinking);
   out.reasoning_budget_tokens = request.reasoning_budget_tokens;
+  out.reasoning_effort = request.reasoning_effort;
   out.params = request.params;
   out.parse_tool_calls = request.parse_tool_calls;
   out.ignored = request.ignored;
@@ -56,6 +57,7 @@ GenerationRequest to_generation_request(const ResponsesRequest& request, const s
   out.tools = nlohmann::ordered_json(request.tools);
   out.enable_thinking = request.enable_thinking.value_or(kDefaultEnableThinking);
   out.reasoning_budget_tokens = request.reasoning_budget_tokens;
+  out.reasoning_effort = request.reasoning_effort;
   out.params = request.params;
   out.ignored = request.ignored;
   out.output_limit.param = "max_output_tokens";
@@ -83,6 +85,7 @@ GenerationRequest to_generation_request(const MessagesRequest& request) {
   out.assistant_prefill = request.assistant_prefill;
   out.enable_thinking = request.enable_thinking;
   out.reasoning_budget_tokens = request.reasoning_budget_tokens;
+  out.reasoning_effort = request.reasoning_effort;
   out.params = request.params;
   out.ignored = request.ignored;
   out.output_limit.kind = OutputLimitPolicy::Kind::Clamp;

@@ -10,6 +10,7 @@
 //   enable_thinking    chat_template_kwargs / top level reasoning.effort              thinking (+ output_config.effort)
 //                      (or reasoning_effort)
 //   reasoning budget   reasoning_effort                 reasoning.effort              thinking.budget_tokens / effort
+//   reasoning_effort   reasoning_effort                 reasoning.effort              output_config.effort
 //   constraint         response_format, tool_choice     text.format, tool_choice      output_config.format, tool_choice
 //   output limit       max_(completion_)tokens: reject  max_output_tokens: reject     max_tokens: clamp
 //
@@ -92,6 +93,8 @@ struct GenerationRequest {
   std::string assistant_prefill;  // appended after the generation prompt: the answer continues it
   bool enable_thinking = kDefaultEnableThinking;
   std::optional<int64_t> reasoning_budget_tokens;  // absent: unlimited (see reasoning_effort.h)
+  // The template's reasoning level, low | medium | high (harmony's "Reasoning:"); absent: its default.
+  std::optional<std::string> reasoning_effort;
 
   // Sampling, stop strings, logprobs, min_tokens, ignore_eos, max_tokens (as
   // requested; absent: whatever fits), and the wire's model / stream flags.

@@ -269,6 +269,7 @@ ChatCompletionRequest parse_chat_completion_request(const json& body) {
                                                          ErrorStyle::OpenAI);
     if (!r.enable_thinking) r.enable_thinking = level.enable_thinking;  // an explicit enable_thinking wins
     r.reasoning_budget_tokens = level.budget_tokens;
+    r.reasoning_effort = level.template_effort;
   }
   return r;
 }

@@ -60,6 +60,7 @@ struct ChatCompletionRequest {
   std::optional<nlohmann::json> response_schema;
   std::optional<bool> enable_thinking;
   std::optional<int64_t> reasoning_budget_tokens;  // from reasoning_effort (see reasoning_effort.h)
+  std::optional<std::string> reasoning_effort;     // from reasoning_effort: the template's level (low/medium/high)
   nlohmann::json template_kwargs;  // chat_template_kwargs (object)
   IgnoredParts ignored;            // fields, message keys and tools not used (see ignored_parts.h)
 };

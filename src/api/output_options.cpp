@@ -12,6 +12,14 @@ text::ToolCallFormat model_tool_call_format(const ServerContext& ctx) {
 text::OutputParserOptions output_parser_options(const ServerContext& ctx, const std::string& prompt,
                                                 bool parse_tool_calls, const nlohmann::ordered_json& tools) {
   text::OutputParserOptions parser;
+  if (model_tool_call_format(ctx) == text::ToolCallFormat::Harmony) {
+    // gpt-oss: the analysis channel is its reasoning, always there; no <think>.
+    parser.tool_call_format = text::ToolCallFormat::Harmony;
+    parser.parse_reasoning = true;
+    parser.parse_tool_calls = parse_tool_calls;
+    parser.harmony_open_header = text::harmony_open_header(prompt).value_or("");
+    return parser;
+  }
   parser.parse_reasoning = ctx.model->tokenizer->token_id(parser.reasoning_open).has_value() ||
                            prompt.find(parser.reasoning_open) != std::string::npos;
   parser.starts_in_reasoning =

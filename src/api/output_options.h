@@ -19,7 +19,8 @@ namespace llmesh::api {
 // parse and to force.
 text::ToolCallFormat model_tool_call_format(const ServerContext& ctx);
 
-// `prompt` is the rendered prompt (a template may already have opened <think>);
+// `prompt` is the rendered prompt (a template may already have opened <think>;
+// for harmony, a forced call or a prefill a message's body);
 // `tools` the request's tools (GenerationRequest::tools, any API's shape), whose
 // parameter types the XML formats need to type the values they parse.
 text::OutputParserOptions output_parser_options(const ServerContext& ctx, const std::string& prompt,

@@ -240,6 +240,7 @@ void parse_reasoning(const json* reasoning, ResponsesRequest& r) {
     const ReasoningEffort level = parse_reasoning_effort(e, "reasoning.effort", ErrorStyle::OpenAI);
     r.enable_thinking = level.enable_thinking;
     r.reasoning_budget_tokens = level.budget_tokens;
+    r.reasoning_effort = level.template_effort;
     r.reasoning_echo["effort"] = e;
   }
   if (const json* summary = field(*reasoning, "summary")) {

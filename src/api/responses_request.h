@@ -50,6 +50,7 @@ struct ResponsesRequest {
 
   std::optional<bool> enable_thinking;       // from reasoning.effort: off/none -> false, minimal..xhigh -> true
   std::optional<int64_t> reasoning_budget_tokens;  // from reasoning.effort (see reasoning_effort.h)
+  std::optional<std::string> reasoning_effort;     // from reasoning.effort: the template's level (low/medium/high)
   nlohmann::json reasoning_echo;             // {effort, summary} as given (nulls when absent)
   bool include_encrypted_reasoning = false;  // include: ["reasoning.encrypted_content"]
 

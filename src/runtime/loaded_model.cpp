@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "model/model_identity.h"
+#include "text/tool_call_format.h"
 
 namespace llmesh::runtime {
 
@@ -34,6 +35,8 @@ std::unique_ptr<LoadedModel> LoadedModel::load(const std::string& path, ThreadPo
       std::find(loaded->eos_token_ids.begin(), loaded->eos_token_ids.end(), eos) == loaded->eos_token_ids.end()) {
     loaded->eos_token_ids.push_back(eos);
   }
+  // gpt-oss stops at <|return|> and <|call|>, not at the <|end|> of its analysis.
+  text::use_harmony_stop_tokens(*loaded->tokenizer, loaded->eos_token_ids);
   return loaded;
 }
 

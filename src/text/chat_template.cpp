@@ -110,6 +110,7 @@ OrderedJson ChatTemplate::make_context(const OrderedJson& messages, const Ordere
   context["bos_token"] = bos_token_;
   context["eos_token"] = eos_token_;
   if (options.enable_thinking) context["enable_thinking"] = *options.enable_thinking;
+  if (options.reasoning_effort) context["reasoning_effort"] = *options.reasoning_effort;
   if (options.extra.is_object())
     for (auto it = options.extra.begin(); it != options.extra.end(); ++it) context[it.key()] = OrderedJson(it.value());
   return context;

@@ -1,7 +1,7 @@
 // A model's chat template plus the variables HF transformers'
 // apply_chat_template passes to it: messages, tools, documents (none),
-// add_generation_prompt, bos_token, eos_token, enable_thinking (only when
-// set) and any extra template kwargs.
+// add_generation_prompt, bos_token, eos_token, enable_thinking and
+// reasoning_effort (each only when set) and any extra template kwargs.
 //
 // Messages come in OpenAI chat format and are normalized before rendering,
 // the way OpenAI-compatible servers do (the golden generator
@@ -28,6 +28,8 @@ namespace llmesh::text {
 struct ChatTemplateOptions {
   bool add_generation_prompt = true;
   std::optional<bool> enable_thinking;
+  // low | medium | high: the harmony template's "Reasoning:" line (gpt-oss); other templates ignore it.
+  std::optional<std::string> reasoning_effort;
   nlohmann::json extra = nlohmann::json::object();  // extra template kwargs (e.g. date_string)
 };
 

@@ -87,7 +87,14 @@ OutputParser::OutputParser(OutputParserOptions options) : options_(std::move(opt
     markers_.call_open = options_.tool_call_open;
     markers_.call_close = options_.tool_call_close;
   }
-  if (options_.parse_reasoning && options_.starts_in_reasoning) {
+  harmony_ = options_.tool_call_format == ToolCallFormat::Harmony;
+  if (harmony_) {
+    state_ = State::HarmonyHeader;  // the prompt ends with <|start|>assistant
+    if (!options_.harmony_open_header.empty()) {
+      OutputDelta none;  // a header of the prompt's is never output
+      start_harmony_body(options_.harmony_open_header, none);
+    }
+  } else if (options_.parse_reasoning && options_.starts_in_reasoning) {
     state_ = State::Reasoning;
     skip_leading_newlines_ = true;
   }
@@ -95,6 +102,12 @@ OutputParser::OutputParser(OutputParserOptions options) : options_(std::move(opt
 
 std::vector<std::string> OutputParser::markers() const {
   std::vector<std::string> result;
+  if (harmony_) {
+    for (std::string_view token : {kHarmonyStart, kHarmonyEnd, kHarmonyMessage, kHarmonyChannel, kHarmonyConstrain,
+                                   kHarmonyReturn, kHarmonyCall})
+      result.emplace_back(token);
+    return result;
+  }
   if (options_.parse_reasoning) {
     result.push_back(options_.reasoning_open);
     result.push_back(options_.reasoning_close);
@@ -142,6 +155,12 @@ void OutputParser::drain(OutputDelta& out, bool at_end) {
         break;
       case State::MistralCalls:
         changed = drain_mistral_calls(out, at_end);
+        break;
+      case State::HarmonyHeader:
+        changed = drain_harmony_header(out, at_end);
+        break;
+      case State::HarmonyBody:
+        changed = drain_harmony_body(out, at_end);
         break;
     }
     if (!changed) return;

@@ -19,6 +19,21 @@
 //     Mistral     [TOOL_CALLS] then a JSON array of calls (their "id" kept when it is
 //                 9 alphanumerics), or [TOOL_CALLS]NAME[ARGS]{…} per call; the calls end
 //                 where their JSON does (the format has no closing marker)
+//     Harmony     gpt-oss's messages, a mode of its own (output_parser_harmony.cpp): generation
+//                 starts at a header (the prompt ends with <|start|>assistant); each message is
+//                 [<|start|>assistant][ to=R]<|channel|>C[ to=R][ <|constrain|>json]<|message|>BODY
+//                 ended by <|end|>, <|return|>, <|call|>, the next <|start|> or the end of output:
+//                   analysis                      -> reasoning
+//                   final, commentary (no recipient, a preamble), any other channel -> content
+//                   to=functions.NAME (with parse_tool_calls) -> a call to NAME, BODY its JSON
+//                                                    arguments (kept to the end: <|call|> stops
+//                                                    generation, so it seldom arrives)
+//                   any other recipient, or functions without parse_tool_calls -> content, the
+//                                                    header and <|message|> included
+//                 Headers, <|start|> and the end tokens are dropped. The channels are parsed
+//                 whatever parse_reasoning says (the model always writes them; <think> is not
+//                 looked for). A header with no <|message|> in its first 256 bytes, or cut off
+//                 by the end of output, is content as written (so is text that is no harmony).
 //
 // Guarantees:
 //   - a tag is never emitted while it may still be incomplete: text that could
@@ -31,9 +46,11 @@
 //     </think> are dropped (the templates put them there for layout);
 //   - concatenating every delta's reasoning + content + the raw text of its
 //     tool calls gives back the input minus the tags and those newlines
-//     (and, for Llama3Json, the blanks and ";" around the JSON calls).
+//     (and, for Llama3Json, the blanks and ";" around the JSON calls; for
+//     Harmony, the headers, <|start|> and the end tokens).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,6 +71,10 @@ struct OutputParserOptions {
   // Qwen3CoderXml / Glm45Xml: the JSON types of the request's tool parameters
   // (ToolParameterTypes::from_tools); values of unknown ones stay strings.
   ToolParameterTypes tool_parameter_types;
+  // Harmony: the header of a message the prompt opened (the text between its <|start|> and
+  // <|message|>, e.g. "assistant<|channel|>final"), whose body generation continues; empty:
+  // generation starts at a header (after the generation prompt's <|start|>assistant).
+  std::string harmony_open_header;
 };
 
 struct ParsedToolCall {
@@ -81,7 +102,9 @@ class OutputParser {
   OutputDelta finish();
 
   // True when the text so far ends inside a reasoning block.
-  bool in_reasoning() const { return state_ == State::Reasoning; }
+  bool in_reasoning() const {
+    return state_ == State::Reasoning || (state_ == State::HarmonyBody && harmony_body_ == HarmonyBody::Reasoning);
+  }
 
   // The literal markers this parser acts on (reasoning tags, tool-call
   // markers): a decoder must pass their text through even where they are
@@ -98,7 +121,11 @@ class OutputParser {
     ToolCall,   // after a call_open marker, until its call_close
     JsonCalls,  // Llama3Json: a message of JSON calls
     MistralCalls,  // after [TOOL_CALLS]: an array of calls, or one NAME[ARGS]{…}
+    HarmonyHeader,  // Harmony: a message's header, until <|message|>
+    HarmonyBody,    // Harmony: a message's body, until its end token
   };
+  // What a harmony message's body becomes.
+  enum class HarmonyBody { Reasoning, Content, Call };
 
   void drain(OutputDelta& out, bool at_end);
   // Each returns true when the state changed and draining should go on.
@@ -107,6 +134,10 @@ class OutputParser {
   bool drain_tool_call(OutputDelta& out, bool at_end);
   bool drain_json_calls(OutputDelta& out, bool at_end);
   bool drain_mistral_calls(OutputDelta& out, bool at_end);
+  bool drain_harmony_header(OutputDelta& out, bool at_end);
+  bool drain_harmony_body(OutputDelta& out, bool at_end);
+  void end_harmony_call(OutputDelta& out, std::string_view body);
+  void start_harmony_body(std::string_view header, OutputDelta& out);
   void emit(OutputDelta& out, std::string_view text);
   void end_tool_call(OutputDelta& out, std::string_view body);
   void add_tool_call(OutputDelta& out, std::string name, std::string arguments_json, std::string id = "");
@@ -120,7 +151,15 @@ class OutputParser {
   bool skip_leading_newlines_ = false;
   bool message_started_ = false;  // Llama3Json: the first visible content has been classified
   int num_json_calls_ = 0;        // Llama3Json: calls parsed in this message
+  bool harmony_ = false;          // the Harmony mode (whatever parse_tool_calls says)
+  HarmonyBody harmony_body_ = HarmonyBody::Content;  // HarmonyBody: what the body becomes
+  std::string harmony_header_;    // HarmonyBody with Call: the header and <|message|>, for a body that is no call
 };
+
+// Harmony: the header of the message `prompt` ends inside (its body opened by <|message|> and
+// not ended), for OutputParserOptions::harmony_open_header; none when the prompt ends between
+// messages (after the generation prompt <|start|>assistant).
+std::optional<std::string> harmony_open_header(std::string_view prompt);
 
 // True when `prompt` ends inside an unclosed `open` … `close` block (e.g. a
 // template that appends "<think>\n" to the generation prompt).

@@ -1,6 +1,8 @@
 #include "text/tokenizer_files.h"
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "core/error.h"
 #include "format/json_util.h"
@@ -36,6 +38,13 @@ TokenizerFiles open_hf_tokenizer(const std::string& path) {
     t.bos_token = tc.bos_token;
     t.eos_token = tc.eos_token;
     if (tc.add_bos_token) t.vocab.add_bos_token = *tc.add_bos_token;
+  }
+  // Newer checkpoints keep the template in a file of its own (transformers' chat_template.jinja).
+  if (const fs::path template_path = dir / "chat_template.jinja";
+      t.chat_template.empty() && fs::exists(template_path)) {
+    std::ifstream in(template_path, std::ios::binary);
+    check(in.good(), "{}: cannot read", template_path.string());
+    t.chat_template.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
   // Token ids: the tokenizer's own, else the configured token strings, else config.json's ids.
   BpeVocab& vocab = t.vocab;

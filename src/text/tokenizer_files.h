@@ -29,7 +29,7 @@ struct TokenizerFiles {
 };
 
 // A Hugging Face model directory: tokenizer.json, tokenizer_config.json (template, BOS/EOS strings,
-// add_bos_token) and, for BOS/EOS ids that neither names, config.json's bos_token_id / eos_token_id.
+// add_bos_token), chat_template.jinja (the template, when tokenizer_config.json has none) and, for BOS/EOS ids that neither names, config.json's bos_token_id / eos_token_id.
 // `dir` is what the user passed; errors name it.
 TokenizerFiles open_hf_tokenizer(const std::string& dir);
 

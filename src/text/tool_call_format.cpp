@@ -1,8 +1,12 @@
 #include "text/tool_call_format.h"
 
+#include <algorithm>
 #include <cctype>
+#include <optional>
 
 #include <nlohmann/json.hpp>
+
+#include "text/tokenizer.h"
 
 namespace llmesh::text {
 
@@ -353,6 +357,24 @@ bool parse_mistral_call(std::string_view body, std::string* name, std::string* a
   return true;
 }
 
+// [assistant][ to=functions.NAME]<|channel|>commentary[ to=functions.NAME][ <|constrain|>json]<|message|>{…}
+bool parse_harmony_call(std::string_view message, std::string* name, std::string* arguments_json) {
+  const size_t body = message.find(kHarmonyMessage);
+  if (body == std::string_view::npos) return false;
+  const HarmonyHeader header = parse_harmony_header(message.substr(0, body));
+  if (!starts_with(header.recipient, kHarmonyFunctions)) return false;
+  const std::string function_name = header.recipient.substr(kHarmonyFunctions.size());
+  if (!is_function_name(function_name)) return false;
+  const std::string_view arguments = trim(message.substr(body + kHarmonyMessage.size()));
+  const nlohmann::json parsed =
+      nlohmann::json::parse(arguments.begin(), arguments.end(), nullptr, /*allow_exceptions=*/false);
+  std::string arguments_out;
+  if (!arguments_text(parsed, &arguments_out)) return false;
+  *name = function_name;
+  *arguments_json = std::move(arguments_out);
+  return true;
+}
+
 }  // namespace
 
 JsonTypes json_types_of_schema(const nlohmann::ordered_json& schema, const nlohmann::ordered_json& root) {
@@ -401,6 +423,8 @@ nlohmann::ordered_json typed_argument_value(std::string_view raw, JsonTypes type
 }
 
 ToolCallFormat detect_tool_call_format(std::string_view source) {
+  // Harmony's framing tokens; its templates show no other format's markers.
+  if (contains(source, kHarmonyChannel) && contains(source, "<|start|>assistant")) return ToolCallFormat::Harmony;
   // Both XML templates also contain Hermes's <tool_call>: they come first.
   if (contains(source, kQwenFunctionOpen) && contains(source, kQwenParameterOpen)) return ToolCallFormat::Qwen3CoderXml;
   if (contains(source, kGlmKeyOpen)) return ToolCallFormat::Glm45Xml;
@@ -414,6 +438,53 @@ ToolCallFormat detect_tool_call_format(std::string_view source) {
     return ToolCallFormat::Llama3Json;
   }
   return ToolCallFormat::None;
+}
+
+bool use_harmony_stop_tokens(const Tokenizer& tokenizer, std::vector<int32_t>& eos_token_ids) {
+  auto special = [&](std::string_view token) -> std::optional<int32_t> {
+    const std::optional<int32_t> id = tokenizer.token_id(token);
+    return id && tokenizer.is_special(*id) ? id : std::nullopt;
+  };
+  const std::optional<int32_t> ret = special(kHarmonyReturn), call = special(kHarmonyCall), end = special(kHarmonyEnd);
+  if (!special(kHarmonyChannel) || !ret || !call || !end) return false;
+  for (int32_t id : {*ret, *call})
+    if (std::find(eos_token_ids.begin(), eos_token_ids.end(), id) == eos_token_ids.end()) eos_token_ids.push_back(id);
+  eos_token_ids.erase(std::remove(eos_token_ids.begin(), eos_token_ids.end(), *end), eos_token_ids.end());
+  return true;
+}
+
+HarmonyHeader parse_harmony_header(std::string_view header) {
+  HarmonyHeader parts;
+  // A word runs to the next blank or special token.
+  auto word = [&](std::string_view& text) {
+    size_t end = 0;
+    while (end < text.size() && !is_space(text[end]) && text.substr(end, 2) != "<|") ++end;
+    std::string out(text.substr(0, end));
+    text.remove_prefix(end);
+    return out;
+  };
+  std::string_view rest = skip_blanks(header);
+  if (!starts_with(rest, "<|") && !starts_with(rest, "to=")) parts.role = word(rest);
+  for (;;) {
+    rest = skip_blanks(rest);
+    if (rest.empty()) break;
+    if (starts_with(rest, kHarmonyChannel)) {
+      rest.remove_prefix(kHarmonyChannel.size());
+      parts.channel = word(rest);
+    } else if (starts_with(rest, kHarmonyConstrain)) {
+      rest.remove_prefix(kHarmonyConstrain.size());
+      parts.content_type = word(rest);
+    } else if (starts_with(rest, "to=")) {
+      rest.remove_prefix(3);
+      parts.recipient = word(rest);
+    } else if (starts_with(rest, "<|")) {  // another special token: skipped
+      const size_t close = rest.find("|>", 2);
+      rest.remove_prefix(close == std::string_view::npos ? rest.size() : close + 2);
+    } else {
+      word(rest);  // stray text: skipped a word at a time
+    }
+  }
+  return parts;
 }
 
 const char* to_string(ToolCallFormat format) {
@@ -432,6 +503,8 @@ const char* to_string(ToolCallFormat format) {
       return "glm45_xml";
     case ToolCallFormat::Mistral:
       return "mistral";
+    case ToolCallFormat::Harmony:
+      return "harmony";
   }
   return "unknown";
 }
@@ -473,6 +546,8 @@ bool parse_tool_call_body(ToolCallFormat format, std::string_view body, std::str
       return parse_glm45_call(body, types, name, arguments_json);
     case ToolCallFormat::Mistral:
       return parse_mistral_call(body, name, arguments_json);
+    case ToolCallFormat::Harmony:
+      return parse_harmony_call(body, name, arguments_json);
     case ToolCallFormat::None:
       return false;
   }

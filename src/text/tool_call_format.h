@@ -44,6 +44,9 @@ enum class ToolCallFormat {
                   //   (v3 tokenizers: Mistral 7B v0.3, Nemo, Small 3.1, Devstral Small 2505), or, per call,
                   //   [TOOL_CALLS]NAME[ARGS]{…}
                   //   (v11+: Mistral Small 3.2, Devstral 2507, Magistral); ids of 9 alphanumerics
+  Harmony,        // OpenAI's harmony messages (gpt-oss): <|channel|>analysis<|message|>…<|end|> is reasoning,
+                  //   <|channel|>final<|message|>…<|return|> the answer, and a call is a commentary message
+                  //   to a function: <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{…}<|call|>
 };
 
 // Guesses the format from the chat template's source text (None when it shows
@@ -52,9 +55,11 @@ enum class ToolCallFormat {
 //   Qwen3CoderXml  the template contains both "<function=" and "<parameter="
 //   Glm45Xml       the template contains "<arg_key>"
 //   Mistral        the template contains "[TOOL_CALLS]"
+//   Harmony        the template contains both "<|channel|>" and "<|start|>assistant" (checked first)
 ToolCallFormat detect_tool_call_format(std::string_view chat_template_source);
 
-// "none", "hermes", "deepseek_v3", "llama3_json", "qwen3_coder_xml", "glm45_xml", "mistral" (for logs and tests).
+// "none", "hermes", "deepseek_v3", "llama3_json", "qwen3_coder_xml", "glm45_xml", "mistral", "harmony"
+// (for logs and tests).
 const char* to_string(ToolCallFormat format);
 
 // The literal markers around calls. Empty strings where the format has none.
@@ -65,6 +70,8 @@ const char* to_string(ToolCallFormat format);
 //   Qwen3CoderXml, Glm45Xml: call <tool_call> … </tool_call> (as Hermes), plus the tags inside a call
 //   Mistral:     section [TOOL_CALLS] (once before the array, or before each call), no closing marker;
 //                [ARGS] and [CALL_ID] inside a call (v11+)
+//   Harmony:     none here: its messages are framed by special tokens (kHarmony* below), which the
+//                OutputParser handles as a mode of its own
 struct ToolCallMarkers {
   std::string section_open;
   std::string call_open;
@@ -81,6 +88,42 @@ inline constexpr std::string_view kLlama3PythonTag = "<|python_tag|>";
 inline constexpr std::string_view kMistralToolCalls = "[TOOL_CALLS]";
 inline constexpr std::string_view kMistralArgs = "[ARGS]";
 inline constexpr std::string_view kMistralCallId = "[CALL_ID]";
+
+// Harmony's special tokens (o200k_harmony ids in the comments). A message is
+//   <|start|>ROLE[ to=RECIPIENT]<|channel|>CHANNEL[ to=RECIPIENT][ <|constrain|>TYPE]<|message|>BODY END
+// where END is <|end|>, or <|return|> (the last answer) / <|call|> (a tool call), the two that stop
+// generation. The template's generation prompt is "<|start|>assistant", so output begins at the header.
+inline constexpr std::string_view kHarmonyStart = "<|start|>";          // 200006
+inline constexpr std::string_view kHarmonyEnd = "<|end|>";              // 200007
+inline constexpr std::string_view kHarmonyMessage = "<|message|>";      // 200008
+inline constexpr std::string_view kHarmonyChannel = "<|channel|>";      // 200005
+inline constexpr std::string_view kHarmonyConstrain = "<|constrain|>";  // 200003
+inline constexpr std::string_view kHarmonyReturn = "<|return|>";        // 200002
+inline constexpr std::string_view kHarmonyCall = "<|call|>";            // 200012
+// The recipient prefix of the functions a request declares (harmony's "functions" namespace).
+inline constexpr std::string_view kHarmonyFunctions = "functions.";
+// What the reasoning budget forces to end an analysis message and open the answer.
+inline constexpr std::string_view kHarmonyEndOfAnalysis = "<|end|><|start|>assistant<|channel|>final<|message|>";
+
+// The parts of one harmony header (the text between <|start|> and <|message|>; a missing
+// role, as right after the generation prompt, is empty). The recipient may come before or
+// after the channel; blanks between the parts are layout.
+class Tokenizer;
+
+// Harmony's stop tokens: generation ends at <|return|> (the answer is done) and <|call|> (a tool
+// call waits for its result), never at <|end|>, which only ends a message (the analysis before
+// the answer, a preamble). For a vocabulary with harmony's special tokens (o200k_harmony), adds
+// the two to `eos_token_ids` and takes <|end|> out (GGUF's end-of-turn heuristics add it, a
+// generation_config may list only <|return|>); true when it is such a vocabulary. Others: unchanged.
+bool use_harmony_stop_tokens(const Tokenizer& tokenizer, std::vector<int32_t>& eos_token_ids);
+
+struct HarmonyHeader {
+  std::string role;          // "assistant", or "" when the header starts at <|channel|> or " to="
+  std::string channel;       // "analysis", "commentary", "final", or "" when there is none
+  std::string recipient;     // "functions.get_weather", or ""
+  std::string content_type;  // after <|constrain|> ("json"), or ""
+};
+HarmonyHeader parse_harmony_header(std::string_view header);
 
 // Mistral's templates refuse tool call ids that are not 9 alphanumerics.
 bool is_mistral_call_id(std::string_view id);
@@ -137,6 +180,9 @@ nlohmann::ordered_json typed_argument_value(std::string_view raw, JsonTypes type
 //                the value is everything between its tags
 //   Mistral:     one element of the array, {"name": string, "arguments": object|string, "id": …}, or
 //                NAME[ARGS]{…} / NAME[CALL_ID]ID[ARGS]{…}
+//   Harmony:     one message from its header to its end token (neither included), addressed to
+//                functions.NAME: [assistant][ to=functions.NAME]<|channel|>commentary[ to=functions.NAME]
+//                [ <|constrain|>json]<|message|>{…}
 // Arguments given as a string must hold a JSON object; it is returned as written.
 // The XML formats type each value by `types` (null: every value a string);
 // their arguments come out in the order written (a repeated key: the last value).

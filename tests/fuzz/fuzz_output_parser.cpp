@@ -3,7 +3,8 @@
 // Input: byte 0 picks the options (bit 0 parse_reasoning, bit 1
 // starts_in_reasoning, bits 2-3 the tool-call format: none, Hermes,
 // DeepSeekV3, Llama3Json; with bit 5 set, bit 2 picks Qwen3CoderXml or
-// Glm45Xml, whose values are typed by a fixed table), byte 1 seeds the chunk sizes (1..16 bytes), the
+// Glm45Xml, whose values are typed by a fixed table; bit 6 set: Harmony, bit 2 then
+// switching its tool calls off), byte 1 seeds the chunk sizes (1..16 bytes), the
 // rest is the text. Checks the header's promise that the result does not
 // depend on the split: the text pushed whole and pushed in chunks must give
 // the same reasoning, content and tool calls. Also runs the one-shot helpers
@@ -59,7 +60,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data) + 2, size - 2);
   static const ToolCallFormat kFormats[] = {ToolCallFormat::None,       ToolCallFormat::Hermes,
                                             ToolCallFormat::DeepSeekV3, ToolCallFormat::Llama3Json,
-                                            ToolCallFormat::Qwen3CoderXml, ToolCallFormat::Glm45Xml};
+                                            ToolCallFormat::Qwen3CoderXml, ToolCallFormat::Glm45Xml,
+                                            ToolCallFormat::Harmony};
   // Parameters of every type for the XML formats' typing (tools "f" and "g").
   static const ToolParameterTypes kTypes = ToolParameterTypes::from_tools(nlohmann::ordered_json::parse(
       R"([{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {
@@ -73,6 +75,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Bits 2-3 pick the format as they always did; bit 5 switches to the XML formats.
   options.tool_call_format = (data[0] & 0x20) ? kFormats[4 + ((data[0] >> 2) & 1)] : kFormats[(data[0] >> 2) & 3];
   options.parse_tool_calls = options.tool_call_format != ToolCallFormat::None;
+  if (data[0] & 0x40) {
+    options.tool_call_format = ToolCallFormat::Harmony;
+    options.parse_tool_calls = !(data[0] & 4);
+  }
   options.tool_parameter_types = kTypes;
 
   const Result whole = run(options, text, 0);

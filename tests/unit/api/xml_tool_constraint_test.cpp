@@ -3,6 +3,7 @@
 // must end in text that the OutputParser reads back as one call whose
 // arguments validate against the tool's schema (an independent validator below).
 #include <algorithm>
+#include <filesystem>
 #include <random>
 #include <set>
 
@@ -13,6 +14,7 @@
 #include "qwen3_tokenizer.h"
 #include "grammar/grammar_constraint.h"
 #include "text/output_parser.h"
+#include "text/tokenizer_json.h"
 
 namespace llmesh::api {
 
@@ -259,6 +261,51 @@ TEST(ForcedToolCalls, MistralBothForms) {
       names.insert(d.tool_calls[0].name);
     }
     EXPECT_GT(names.size(), 1u) << "the walks should reach several tools";
+  }
+}
+
+// Harmony's forced calls over the real o200k_harmony vocabulary, whose header tokens are special
+// (no grammar writes them): with one function to call, the prompt opens the call's message and the
+// grammar writes the arguments; with several, the grammar writes the header as text. Either way
+// the OutputParser reads back one call whose arguments satisfy the tool's schema.
+TEST(ForcedToolCalls, Harmony) {
+  const std::string path = std::string(LLMESH_SOURCE_DIR) + "/assets/npm/tokenizer-gptoss/models/tokenizer.json";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "assets/npm/tokenizer-gptoss missing (scripts/fetch_assets.sh)";
+  static const text::Tokenizer tok(text::read_hf_tokenizer_json(path));
+  const auto vocab = grammar::VocabIndex::for_tokenizer(tok);
+  const std::string base_prompt = "<|start|>user<|message|>go<|end|><|start|>assistant";
+  EXPECT_EQ(harmony_prompt_lead(ConstraintSpec::json_schema(ordered_json::object(), "x")),
+            "<|channel|>final<|message|>");
+  for (const std::string forced : {std::string(), std::string("search")}) {
+    SCOPED_TRACE("forced: " + forced);
+    const std::string lead = harmony_prompt_lead(ConstraintSpec::tool_call(tools(), forced));
+    EXPECT_EQ(lead, forced.empty() ? "" : "<|channel|>commentary to=functions.search <|constrain|>json<|message|>");
+    auto compiled = std::make_shared<const grammar::CompiledGrammar>(
+        tool_call_grammar(ToolCallFormat::Harmony, "", tools(), forced, ReasoningPrefix{}, nullptr));
+    std::set<std::string> names;
+    for (int i = 0; i < 6; ++i) {
+      grammar::GrammarConstraint constraint(compiled, vocab);
+      const std::string out = random_walk(tok, constraint, 700 + uint64_t(i), 200);
+      SCOPED_TRACE(out);
+      EXPECT_EQ(out.rfind("<|channel|>commentary to=functions.", 0) == 0, forced.empty());
+      text::OutputParserOptions options;
+      options.parse_tool_calls = true;
+      options.tool_call_format = ToolCallFormat::Harmony;
+      options.harmony_open_header = text::harmony_open_header(base_prompt + lead).value_or("");
+      text::OutputParser parser(options);
+      text::OutputDelta d = parser.push(out);
+      d.append(parser.finish());
+      EXPECT_EQ(d.content, "");
+      EXPECT_EQ(d.reasoning, "");
+      ASSERT_EQ(d.tool_calls.size(), 1u);
+      if (!forced.empty()) EXPECT_EQ(d.tool_calls[0].name, forced);
+      const ordered_json& schema = schema_of(d.tool_calls[0].name);
+      ASSERT_FALSE(schema.is_null()) << d.tool_calls[0].name;
+      std::string why;
+      EXPECT_TRUE(valid(ordered_json::parse(d.tool_calls[0].arguments_json), schema, schema, &why)) << why;
+      names.insert(d.tool_calls[0].name);
+    }
+    if (forced.empty()) EXPECT_GT(names.size(), 1u) << "the walks should reach several tools";
   }
 }
 

@@ -2,6 +2,8 @@
 // Goldens: tests/golden/templates/<family>.{jinja,jsonl}, made by tools/gen_template_goldens.py.
 #include <gtest/gtest.h>
 
+#include <ctime>
+
 #include "text/tool_call_format.h"
 
 #include "core/error.h"
@@ -25,6 +27,7 @@ ChatTemplateOptions options_from(const nlohmann::ordered_json& json) {
   ChatTemplateOptions options;
   options.add_generation_prompt = json.value("add_generation_prompt", true);
   if (json.contains("enable_thinking")) options.enable_thinking = json["enable_thinking"].get<bool>();
+  if (json.contains("reasoning_effort")) options.reasoning_effort = json["reasoning_effort"].get<std::string>();
   if (json.contains("extra")) options.extra = nlohmann::json(json["extra"]);
   return options;
 }
@@ -73,7 +76,8 @@ TEST_P(GoldenTemplateTest, ChatTemplateMatchesPythonJinja) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, GoldenTemplateTest,
-                         ::testing::Values("qwen3", "qwen2_5", "llama3_1", "llama3_2", "deepseek_v3", "mistral_nemo", "gemma3"));
+                         ::testing::Values("qwen3", "qwen2_5", "llama3_1", "llama3_2", "deepseek_v3", "mistral_nemo", "gemma3",
+                                           "gptoss"));
 
 TEST(ChatTemplateTest, DeepSeekTakesStringArgumentsOthersObjects) {
   ChatTemplate deepseek(read_text_file(golden_path("deepseek_v3.jinja")), "<bos>", "<eos>");
@@ -123,6 +127,31 @@ TEST(ChatTemplateTest, MistralToolCallIdsAreMadeAcceptable) {
   EXPECT_NE(rendered.find("[TOOL_CALLS][{\"name\": \"ls\""), std::string::npos) << rendered;
   EXPECT_NE(rendered.find(id), std::string::npos) << rendered;
   EXPECT_FALSE(text::use_mistral_call_ids(messages));  // already acceptable: nothing changes
+}
+
+// gpt-oss's harmony template (llmesh's own, tools/templates/harmony.jinja): the reasoning effort
+// the APIs pass, today's date when no current_date is given, and the format it is detected as.
+TEST(ChatTemplateTest, HarmonyTakesTheReasoningEffortAndToday) {
+  const std::string source = read_text_file(golden_path("gptoss.jinja"));
+  ChatTemplate harmony(source, "<|startoftext|>", "<|return|>");
+  EXPECT_EQ(text::detect_tool_call_format(source), text::ToolCallFormat::Harmony);
+  const nlohmann::json messages = nlohmann::json::array({{{"role", "user"}, {"content", "hi"}}});
+  ChatTemplateOptions options;
+  std::string rendered = harmony.render(messages, nlohmann::json(), options);
+  EXPECT_NE(rendered.find("\nReasoning: medium\n"), std::string::npos) << rendered;
+  char today[16];
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  std::strftime(today, sizeof(today), "%Y-%m-%d", &local);
+  EXPECT_NE(rendered.find(std::string("Current date: ") + today + "\n"), std::string::npos) << rendered;
+  EXPECT_EQ(rendered.substr(rendered.size() - 18), "<|start|>assistant") << rendered;
+  for (const char* effort : {"low", "high"}) {
+    options.reasoning_effort = effort;
+    rendered = harmony.render(messages, nlohmann::json(), options);
+    EXPECT_NE(rendered.find(std::string("\nReasoning: ") + effort + "\n"), std::string::npos) << rendered;
+    EXPECT_EQ(rendered.find("Reasoning: medium"), std::string::npos);
+  }
 }
 
 }  // namespace
