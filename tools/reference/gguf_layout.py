@@ -39,17 +39,17 @@ _LAYER_NAMES = {
     # gpt-oss
     "self_attn.o_proj.bias": "attn_output.bias",
     "self_attn.sinks": "attn_sinks.weight",
-    "mlp.router.weight": "ffn_gate_inp.weight",
-    "mlp.router.bias": "ffn_gate_inp.bias",
     # a multi-token-prediction layer's own tensors (llama.cpp's blk.N.nextn.*)
     "eh_proj.weight": "nextn.eh_proj.weight",
     "enorm.weight": "nextn.enorm.weight",
     "hnorm.weight": "nextn.hnorm.weight",
     "shared_head.norm.weight": "nextn.shared_head_norm.weight",
 }
-# glm4moe and gpt-oss call the post-attention norm after HF's module, not ffn_norm
+# glm4moe and gpt-oss call the post-attention norm after HF's module, not ffn_norm; gpt-oss's
+# router is HF's mlp.router (mlp.gate elsewhere)
 _ARCH_LAYER_NAMES = {"glm4moe": {"post_attention_layernorm.weight": "post_attention_norm.weight"},
-                     "gpt-oss": {"post_attention_layernorm.weight": "post_attention_norm.weight"}}
+                     "gpt-oss": {"post_attention_layernorm.weight": "post_attention_norm.weight",
+                                 "mlp.router.weight": "ffn_gate_inp.weight", "mlp.router.bias": "ffn_gate_inp.bias"}}
 _GLOBAL_NAMES = {
     "model.embed_tokens.weight": "token_embd.weight",
     "model.norm.weight": "output_norm.weight",
