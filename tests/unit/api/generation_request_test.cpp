@@ -15,6 +15,7 @@
 #include "api/responses_request.h"
 
 #include "qwen3_template.h"
+#include "request_from_json.h"
 
 namespace llmesh::api {
 
@@ -26,15 +27,9 @@ namespace {
 using json = nlohmann::json;
 using OJson = nlohmann::ordered_json;
 
-GenerationRequest from_chat(const std::string& body) {
-  return to_generation_request(parse_chat_completion_request(json::parse(body)), body);
-}
-GenerationRequest from_responses(const std::string& body) {
-  return to_generation_request(parse_responses_request(json::parse(body)), body);
-}
-GenerationRequest from_messages(const std::string& body) {
-  return to_generation_request(parse_messages_request(OJson::parse(body), MessagesEndpoint::Create));
-}
+using test::from_chat;
+using test::from_messages;
+using test::from_responses;
 
 struct Normalized {
   const char* protocol;

@@ -22,6 +22,8 @@
 #include "text/tokenizer_json.h"
 #include "text/tool_call_format.h"
 
+#include "request_from_json.h"
+
 namespace llmesh::api {
 
 namespace {
@@ -48,15 +50,9 @@ const text::Tokenizer* gptoss_tokenizer() {
   return tokenizer.get();
 }
 
-GenerationRequest from_chat(const std::string& body) {
-  return to_generation_request(parse_chat_completion_request(json::parse(body)), body);
-}
-GenerationRequest from_responses(const std::string& body) {
-  return to_generation_request(parse_responses_request(json::parse(body)), body);
-}
-GenerationRequest from_messages(const std::string& body) {
-  return to_generation_request(parse_messages_request(OJson::parse(body), MessagesEndpoint::Create));
-}
+using test::from_chat;
+using test::from_messages;
+using test::from_responses;
 
 std::string reasoning_line(const GenerationRequest& request) {
   const std::string prompt = render_prompt(harmony_template(), request);

@@ -16,6 +16,8 @@
 #include "text/streaming_decoder.h"
 #include "text/tokenizer_files.h"
 #include "text/tool_call_format.h"
+
+#include "output_split.h"
 #include "tokenizer_assets.h"
 
 namespace llmesh {
@@ -26,6 +28,9 @@ using text::OutputParserOptions;
 using text::ToolCallFormat;
 
 namespace {
+
+using test::expect_same;
+using test::random_split;
 
 OutputParserOptions harmony_options(bool tool_calls = true) {
   OutputParserOptions options;
@@ -212,26 +217,6 @@ TEST(HarmonyOutput, HeaderParts) {
 
 // ---- streaming property -----------------------------------------------------------
 
-std::vector<std::string> random_split(const std::string& text, std::mt19937& rng) {
-  std::vector<std::string> pieces;
-  std::uniform_int_distribution<int> piece_size(0, 12);
-  for (size_t pos = 0; pos < text.size();) {
-    const size_t n = std::min(text.size() - pos, size_t(piece_size(rng)));
-    pieces.push_back(text.substr(pos, n));  // empty pieces too, and cuts inside UTF-8 characters
-    pos += n;
-  }
-  return pieces;
-}
-
-void expect_same(const OutputDelta& expected, const OutputDelta& actual, const std::string& what) {
-  EXPECT_EQ(actual.reasoning, expected.reasoning) << what;
-  EXPECT_EQ(actual.content, expected.content) << what;
-  ASSERT_EQ(actual.tool_calls.size(), expected.tool_calls.size()) << what;
-  for (size_t i = 0; i < expected.tool_calls.size(); ++i) {
-    EXPECT_EQ(actual.tool_calls[i].name, expected.tool_calls[i].name) << what;
-    EXPECT_EQ(actual.tool_calls[i].arguments_json, expected.tool_calls[i].arguments_json) << what;
-  }
-}
 
 TEST(HarmonyOutput, RandomSplitsMatchOnePush) {
   struct Case {
@@ -263,7 +248,7 @@ TEST(HarmonyOutput, RandomSplitsMatchOnePush) {
     for (char ch : c.text) bytes.emplace_back(1, ch);
     expect_same(whole, feed(options, bytes), "bytes: " + c.text);
     for (int trial = 0; trial < 200; ++trial) {
-      expect_same(whole, feed(options, random_split(c.text, rng)), "random split: " + c.text);
+      expect_same(whole, feed(options, random_split(c.text, rng, 12)), "random split: " + c.text);
       if (HasFatalFailure()) return;
     }
   }
@@ -285,7 +270,7 @@ TEST(HarmonyOutput, RandomTextsOfHarmonyPiecesMatchOnePush) {
     for (bool tool_calls : {true, false}) {
       const OutputParserOptions options = harmony_options(tool_calls);
       const OutputDelta whole = feed(options, {text});
-      expect_same(whole, feed(options, random_split(text, rng)), "random text: " + text);
+      expect_same(whole, feed(options, random_split(text, rng, 12)), "random text: " + text);
       if (HasFatalFailure()) return;
     }
   }

@@ -8,6 +8,8 @@
 
 #include "text/output_parser.h"
 
+#include "output_split.h"
+
 namespace llmesh {
 
 using text::OutputDelta;
@@ -17,6 +19,9 @@ using text::ParsedToolCall;
 using text::ToolCallFormat;
 
 namespace {
+
+using test::expect_same;
+using test::random_split;
 
 OutputParserOptions tool_options(ToolCallFormat format) {
   OutputParserOptions options;
@@ -284,29 +289,6 @@ TEST(OutputParser, MarkersNameWhatTheParserActsOn) {
 
 // ---- Streaming property ----------------------------------------------------------
 
-// Random cut points (0..max_cuts of them) anywhere in the bytes, even inside a
-// UTF-8 character: the parser works on bytes and must not care.
-std::vector<std::string> random_split(const std::string& text, std::mt19937& rng) {
-  std::vector<std::string> pieces;
-  std::uniform_int_distribution<int> piece_size(0, 9);
-  size_t pos = 0;
-  while (pos < text.size()) {
-    const size_t n = std::min(text.size() - pos, size_t(piece_size(rng)));
-    pieces.push_back(text.substr(pos, n));  // empty pieces included on purpose
-    pos += n;
-  }
-  return pieces;
-}
-
-void expect_same(const OutputDelta& expected, const OutputDelta& actual, const std::string& what) {
-  EXPECT_EQ(actual.reasoning, expected.reasoning) << what;
-  EXPECT_EQ(actual.content, expected.content) << what;
-  ASSERT_EQ(actual.tool_calls.size(), expected.tool_calls.size()) << what;
-  for (size_t i = 0; i < expected.tool_calls.size(); ++i) {
-    EXPECT_EQ(actual.tool_calls[i].name, expected.tool_calls[i].name) << what;
-    EXPECT_EQ(actual.tool_calls[i].arguments_json, expected.tool_calls[i].arguments_json) << what;
-  }
-}
 
 struct PropertyCase {
   ToolCallFormat format;

@@ -13,6 +13,8 @@
 #include "text/output_parser.h"
 #include "text/tool_call_format.h"
 
+#include "output_split.h"
+
 namespace llmesh {
 
 using nlohmann::json;
@@ -30,6 +32,8 @@ using text::ToolParameterTypes;
 using text::typed_argument_value;
 
 namespace {
+
+using test::random_split;
 
 // The tools of the examples below, in OpenAI chat's shape.
 const ordered_json& example_tools() {
@@ -317,18 +321,6 @@ TEST(XmlToolCallParser, MalformedAndCutOffCallsAreContent) {
   EXPECT_EQ(d.content, broken_glm);
   ASSERT_EQ(d.tool_calls.size(), 1u);
   EXPECT_EQ(d.tool_calls[0].name, "g");
-}
-
-// Random cut points, empty pieces included, even inside UTF-8 characters.
-std::vector<std::string> random_split(const std::string& text, std::mt19937& rng) {
-  std::vector<std::string> pieces;
-  std::uniform_int_distribution<int> piece_size(0, 9);
-  for (size_t pos = 0; pos < text.size();) {
-    const size_t n = std::min(text.size() - pos, size_t(piece_size(rng)));
-    pieces.push_back(text.substr(pos, n));
-    pos += n;
-  }
-  return pieces;
 }
 
 TEST(XmlToolCallParser, RandomSplitsMatchOnePush) {
