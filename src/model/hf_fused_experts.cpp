@@ -58,32 +58,21 @@ bool add_hf_fused_experts(const Tensor& t, int64_t layer, WeightStore& weights) 
   check(dtype_block_size(t.dtype) == 1, "{}: fused expert tensor '{}' is {}; llmesh reads it in f32, f16 or bf16",
         weights.model_path(), t.name, dtype_name(t.dtype));
   const size_t element = dtype_row_bytes(t.dtype, 1);
-  const std::string blk = "blk." + std::to_string(layer) + ".";
-  const int64_t matrix_dims = gate_up || down ? 3 : 2;
-  check(t.num_dims() == matrix_dims && t.shape[0] > 0 && ((!gate_up && !gate_up_bias) || t.shape.back() % 2 == 0),
+  const bool bias = gate_up_bias || down_bias, interleaved = gate_up || gate_up_bias;
+  check(t.num_dims() == (bias ? 2 : 3) && t.shape[0] > 0 && (!interleaved || t.shape.back() % 2 == 0),
         "{}: fused expert tensor '{}' has shape {}", weights.model_path(), t.name, t.shape_string());
-  const int64_t num_experts = t.shape[0];
-  for (int64_t e = 0; e < num_experts; ++e) {
-    const std::string id = "." + std::to_string(e) + ".";
-    const uint8_t* expert = static_cast<const uint8_t*>(t.data) + size_t(e) * t.index(0).num_bytes();
-    if (gate_up || down) {
-      const int64_t in = t.shape[1], cols = t.shape[2];  // x @ W: in rows of out columns
-      const int64_t out = gate_up ? cols / 2 : cols, stride = gate_up ? 2 : 1;
-      for (int part = 0; part < (gate_up ? 2 : 1); ++part) {
-        Tensor m = new_tensor(weights, t, {out, in});
-        transpose_columns(expert, cols, part, stride, m, element);
-        weights.add(blk + (down ? "ffn_down_exps" : part == 0 ? "ffn_gate_exps" : "ffn_up_exps") + id + "weight", m);
-      }
-    } else {
-      const int64_t cols = t.shape[1];
-      const int64_t out = gate_up_bias ? cols / 2 : cols, stride = gate_up_bias ? 2 : 1;
-      for (int part = 0; part < (gate_up_bias ? 2 : 1); ++part) {
-        Tensor b = new_tensor(weights, t, {out});
-        auto* dst = static_cast<uint8_t*>(const_cast<void*>(b.data));
-        for (int64_t i = 0; i < out; ++i)
-          std::memcpy(dst + size_t(i) * element, expert + size_t(part + i * stride) * element, element);
-        weights.add(blk + (down_bias ? "ffn_down_exps" : part == 0 ? "ffn_gate_exps" : "ffn_up_exps") + id + "bias", b);
-      }
+  // Per expert: `in` rows of `cols` columns (x @ W; a bias is one row), gate and up interleaved.
+  const int64_t in = bias ? 1 : t.shape[1], cols = t.shape.back();
+  const int64_t out = interleaved ? cols / 2 : cols, stride = interleaved ? 2 : 1;
+  const std::string blk = "blk." + std::to_string(layer) + ".";
+  for (int64_t e = 0; e < t.shape[0]; ++e) {
+    const uint8_t* expert = static_cast<const uint8_t*>(t.data) + size_t(e * in * cols) * element;
+    for (int64_t part = 0; part < stride; ++part) {
+      Tensor m = new_tensor(weights, t, {out, in});
+      transpose_columns(expert, cols, part, stride, m, element);
+      if (bias) m.shape = {out};
+      const char* projection = !interleaved ? "ffn_down_exps" : part == 0 ? "ffn_gate_exps" : "ffn_up_exps";
+      weights.add(blk + projection + "." + std::to_string(e) + (bias ? ".bias" : ".weight"), m);
     }
   }
   return true;
