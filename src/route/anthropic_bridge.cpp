@@ -122,6 +122,9 @@ OJson chat_body_for_messages(const std::string& messages_body) {
   if (!m.output_schema.is_null())
     chat["response_format"] = {{"type", "json_schema"}, {"json_schema", {{"name", "output"}, {"schema", m.output_schema}}}};
   chat["chat_template_kwargs"] = {{"enable_thinking", m.enable_thinking}};
+  // output_config.effort as the template's level (gpt-oss's Reasoning line). Only there: as chat's
+  // reasoning_effort it would also set the upstream's reasoning budget, where "max" means none.
+  if (m.reasoning_effort) chat["chat_template_kwargs"]["reasoning_effort"] = *m.reasoning_effort;
   if (m.params.stream) {
     chat["stream"] = true;
     chat["stream_options"] = {{"include_usage", true}};

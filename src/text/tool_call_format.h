@@ -105,9 +105,6 @@ inline constexpr std::string_view kHarmonyFunctions = "functions.";
 // What the reasoning budget forces to end an analysis message and open the answer.
 inline constexpr std::string_view kHarmonyEndOfAnalysis = "<|end|><|start|>assistant<|channel|>final<|message|>";
 
-// The parts of one harmony header (the text between <|start|> and <|message|>; a missing
-// role, as right after the generation prompt, is empty). The recipient may come before or
-// after the channel; blanks between the parts are layout.
 class Tokenizer;
 
 // Harmony's stop tokens: generation ends at <|return|> (the answer is done) and <|call|> (a tool
@@ -117,6 +114,9 @@ class Tokenizer;
 // generation_config may list only <|return|>); true when it is such a vocabulary. Others: unchanged.
 bool use_harmony_stop_tokens(const Tokenizer& tokenizer, std::vector<int32_t>& eos_token_ids);
 
+// The parts of one harmony header (the text between <|start|> and <|message|>; a missing
+// role, as right after the generation prompt, is empty). The recipient may come before or
+// after the channel; blanks between the parts are layout.
 struct HarmonyHeader {
   std::string role;          // "assistant", or "" when the header starts at <|channel|> or " to="
   std::string channel;       // "analysis", "commentary", "final", or "" when there is none

@@ -54,6 +54,7 @@ TEST(AnthropicBridge, RequestKeepsSystemInPlaceAndMapsToolsBothWays) {
   EXPECT_EQ(chat["tool_choice"], "required");
   EXPECT_EQ(chat["tools"][0]["function"]["name"], "get_weather");
   EXPECT_EQ(chat["chat_template_kwargs"]["enable_thinking"], true);
+  EXPECT_FALSE(chat["chat_template_kwargs"].contains("reasoning_effort"));  // no output_config.effort
   EXPECT_EQ(chat["stream_options"]["include_usage"], true);
   const OJson& m = chat["messages"];
   ASSERT_EQ(m.size(), 6u);
@@ -67,6 +68,21 @@ TEST(AnthropicBridge, RequestKeepsSystemInPlaceAndMapsToolsBothWays) {
   EXPECT_EQ(m[4]["role"], "tool");
   EXPECT_EQ(m[4]["tool_call_id"], "toolu_1");
   EXPECT_EQ(m[5]["content"], "Thanks");
+}
+
+// output_config.effort reaches the upstream as the template's level (gpt-oss's harmony Reasoning line).
+TEST(AnthropicBridge, EffortBecomesTheTemplatesLevel) {
+  for (const auto& [effort, level] : {std::pair{"max", "high"}, {"medium", "medium"}, {"low", "low"}}) {
+    const json body = {{"model", "m"},
+                       {"max_tokens", 10},
+                       {"thinking", {{"type", "adaptive"}}},
+                       {"output_config", {{"effort", effort}}},
+                       {"messages", json::array({{{"role", "user"}, {"content", "hi"}}})}};
+    const OJson chat = chat_body_for_messages(body.dump());
+    EXPECT_FALSE(chat.contains("reasoning_effort")) << effort;  // the budget stays the client's
+    EXPECT_EQ(chat["chat_template_kwargs"]["reasoning_effort"], level) << effort;
+    EXPECT_EQ(chat["chat_template_kwargs"]["enable_thinking"], true) << effort;
+  }
 }
 
 TEST(AnthropicBridge, InvalidBodiesGetServesAnthropic400) {
