@@ -101,11 +101,12 @@ ModelFiles open_hf_directory(const std::string& path) {
       }
       files.weights.add_file_tensor(t);
       // Layers past num_hidden_layers: GLM-4.5 / DeepSeek V3 multi-token-prediction layers, unused.
-      if (hf_layer_of(t.name) >= files.config.num_layers) {
+      const int64_t layer = hf_layer_of(t.name);
+      if (layer >= files.config.num_layers) {
         ++num_past_last_layer;
         continue;
       }
-      if (add_hf_fused_experts(t, hf_layer_of(t.name), files.weights)) continue;
+      if (layer >= 0 && add_hf_fused_experts(t, layer, files.weights)) continue;
       std::optional<std::string> canonical = hf_tensor_to_canonical(t.name);
       if (!canonical) {
         if (num_ignored++ == 0) first_ignored = t.name;

@@ -95,19 +95,30 @@ def is_fused_expert(hf_name):
     return hf_name.split(".", 3)[-1] in FUSED_EXPERTS
 
 
-def split_fused_experts(hf_name, array):
-    """-> [(GGUF name, array)] of one fused expert tensor."""
+def fused_expert_targets(hf_name, shape):
+    """-> [(GGUF name, shape)] that one fused expert tensor of `shape` becomes."""
     blk = "blk." + hf_name.split(".")[2]
     leaf = hf_name.split(".", 3)[-1]
     if leaf == "mlp.experts.gate_up_proj":   # [E, in, 2 out]
-        return [(f"{blk}.ffn_gate_exps.weight", np.ascontiguousarray(array[:, :, 0::2].transpose(0, 2, 1))),
-                (f"{blk}.ffn_up_exps.weight", np.ascontiguousarray(array[:, :, 1::2].transpose(0, 2, 1)))]
+        part = (shape[0], shape[2] // 2, shape[1])
+        return [(f"{blk}.ffn_gate_exps.weight", part), (f"{blk}.ffn_up_exps.weight", part)]
     if leaf == "mlp.experts.gate_up_proj_bias":
-        return [(f"{blk}.ffn_gate_exps.bias", np.ascontiguousarray(array[:, 0::2])),
-                (f"{blk}.ffn_up_exps.bias", np.ascontiguousarray(array[:, 1::2]))]
+        part = (shape[0], shape[1] // 2)
+        return [(f"{blk}.ffn_gate_exps.bias", part), (f"{blk}.ffn_up_exps.bias", part)]
     if leaf == "mlp.experts.down_proj":   # [E, in, out]
-        return [(f"{blk}.ffn_down_exps.weight", np.ascontiguousarray(array.transpose(0, 2, 1)))]
-    return [(f"{blk}.ffn_down_exps.bias", array)]
+        return [(f"{blk}.ffn_down_exps.weight", (shape[0], shape[2], shape[1]))]
+    return [(f"{blk}.ffn_down_exps.bias", tuple(shape))]
+
+
+def split_fused_experts(hf_name, array):
+    """-> [(GGUF name, array)] of one fused expert tensor (fused_expert_targets' names and shapes)."""
+    names = [name for name, _ in fused_expert_targets(hf_name, array.shape)]
+    if array.ndim == 3:   # {E, in, out} matrices -> {E, out, in}
+        parts = [array[:, :, 0::2], array[:, :, 1::2]] if len(names) == 2 else [array]
+        parts = [p.transpose(0, 2, 1) for p in parts]
+    else:
+        parts = [array[:, 0::2], array[:, 1::2]] if len(names) == 2 else [array]
+    return [(name, np.ascontiguousarray(p)) for name, p in zip(names, parts)]
 
 
 def join_fused_expert(hf_name, parts):
@@ -183,9 +194,8 @@ def tensor_plan(spec, hf_infos, get_hf_chunks):
         name = info.name
         if is_fused_expert(name):
             matrix = info.kind != "bias"
-            fake = np.zeros(info.shape, dtype=np.float32)   # only for the shapes
-            for index, (target, part) in enumerate(split_fused_experts(name, fake)):
-                plan.append(GGUFTensorPlan(target, part.shape, matrix,
+            for index, (target, shape) in enumerate(fused_expert_targets(name, info.shape)):
+                plan.append(GGUFTensorPlan(target, shape, matrix,
                                            lambda name=name, index=index:
                                            [split_fused_experts(name, whole(name))[index][1]]))
             continue

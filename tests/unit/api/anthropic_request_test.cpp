@@ -7,7 +7,7 @@
 #include "api/anthropic_request.h"
 #include "api/api_error.h"
 
-#include "qwen3_template.h"
+#include "golden_templates.h"
 
 namespace llmesh::api {
 namespace {

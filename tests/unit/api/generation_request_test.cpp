@@ -14,7 +14,7 @@
 #include "api/openai_responses.h"
 #include "api/responses_request.h"
 
-#include "qwen3_template.h"
+#include "golden_templates.h"
 #include "request_from_json.h"
 
 namespace llmesh::api {

@@ -22,6 +22,7 @@
 #include "text/tokenizer_json.h"
 #include "text/tool_call_format.h"
 
+#include "golden_templates.h"
 #include "request_from_json.h"
 
 namespace llmesh::api {
@@ -30,16 +31,6 @@ namespace {
 
 using json = nlohmann::json;
 using OJson = nlohmann::ordered_json;
-
-const text::ChatTemplate& harmony_template() {
-  static const text::ChatTemplate* chat_template = [] {
-    std::ifstream in(std::string(LLMESH_SOURCE_DIR) + "/tests/golden/templates/gptoss.jinja", std::ios::binary);
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    return new text::ChatTemplate(buffer.str(), "<|startoftext|>", "<|return|>");
-  }();
-  return *chat_template;
-}
 
 const text::Tokenizer* gptoss_tokenizer() {
   static std::unique_ptr<text::Tokenizer> tokenizer = [] {

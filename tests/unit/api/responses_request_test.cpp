@@ -8,7 +8,7 @@
 #include "api/responses_request.h"
 #include "text/chat_template.h"
 
-#include "qwen3_template.h"
+#include "golden_templates.h"
 
 namespace llmesh::api {
 
